@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: device, port, GID and P_Key queries, and the sysfs files the
+ * library reads to list devices before opening them.
+ */
+#include <linux/capability.h>
+#include <linux/device.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+
+#include "sxrc.h"
+
+/* IBTA encodings used below. */
+#define SXRC_MTU_4096		5	/* IBV_MTU_4096 */
+#define SXRC_WIDTH_4X		2
+#define SXRC_SPEED_EDR		32
+#define SXRC_PHYS_LINKUP	5
+#define SXRC_PHYS_DISABLED	3
+#define SXRC_VL_1		1
+#define SXRC_MAX_MSG_SZ		BIT(31)
+
+static u16 sxrc_port_lid(struct sxrc_dev *dev)
+{
+	return dev->index + 1;
+}
+
+int sxrc_ctx_query(struct sxrc_call *call)
+{
+	struct sxrc_query_ctx_out *out = call->out;
+
+	out->abi_version = SXRC_ABI_VERSION;
+	out->dev_index = call->ctx->dev->index;
+	out->features = SXRC_FEATURES_ALL;
+	out->num_ports = 1;
+	out->num_comp_vectors = 1;
+	return 0;
+}
+
+int sxrc_device_query(struct sxrc_call *call)
+{
+	struct sxrc_dev *dev = call->ctx->dev;
+	struct sxrc_device_attr *attr = call->out;
+
+	attr->fw_ver = SXRC_FW_VER;
+	attr->node_guid = (__force u64)dev->node_guid;
+	attr->sys_image_guid = (__force u64)dev->node_guid;
+	attr->max_mr_size = ~0ULL;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->vendor_id = 0;
+	attr->vendor_part_id = 0x5c;
+	attr->hw_ver = 1;
+	attr->max_pd = sxrc_max_pd;
+	attr->max_pkeys = SXRC_PKEY_TBL_LEN;
+	attr->local_ca_ack_delay = 15;
+	attr->phys_port_cnt = 1;
+	attr->atomic_cap = SXRC_ATOMIC_NONE;
+	return 0;
+}
+
+static int sxrc_check_port(u32 port_num)
+{
+	return port_num == 1 ? 0 : -EINVAL;
+}
+
+int sxrc_device_query_port(struct sxrc_call *call)
+{
+	const struct sxrc_port_in *in = call->in;
+	struct sxrc_port_attr *attr = call->out;
+	struct sxrc_dev *dev = call->ctx->dev;
+	bool up;
+
+	if (in->reserved || sxrc_check_port(in->port_num))
+		return -EINVAL;
+
+	up = READ_ONCE(dev->port_state) == SXRC_PORT_ACTIVE;
+	attr->state = up ? SXRC_PORT_ACTIVE : SXRC_PORT_DOWN;
+	attr->max_mtu = SXRC_MTU_4096;
+	attr->active_mtu = SXRC_MTU_4096;
+	attr->gid_tbl_len = SXRC_GID_TBL_LEN;
+	attr->max_msg_sz = SXRC_MAX_MSG_SZ;
+	attr->pkey_tbl_len = SXRC_PKEY_TBL_LEN;
+	attr->lid = sxrc_port_lid(dev);
+	attr->sm_lid = sxrc_port_lid(dev);
+	attr->max_vl_num = SXRC_VL_1;
+	attr->subnet_timeout = 18;
+	attr->active_width = SXRC_WIDTH_4X;
+	attr->active_speed = SXRC_SPEED_EDR;
+	attr->phys_state = up ? SXRC_PHYS_LINKUP : SXRC_PHYS_DISABLED;
+	attr->link_layer = SXRC_LINK_LAYER_INFINIBAND;
+	return 0;
+}
+
+int sxrc_device_query_gid(struct sxrc_call *call)
+{
+	const struct sxrc_gid_in *in = call->in;
+	struct sxrc_gid_out *out = call->out;
+	struct sxrc_dev *dev = call->ctx->dev;
+
+	if (sxrc_check_port(in->port_num) || in->index >= SXRC_GID_TBL_LEN)
+		return -EINVAL;
+
+	/* Link-local subnet prefix fe80::/64, then the port GUID. */
+	out->gid[0] = 0xfe;
+	out->gid[1] = 0x80;
+	memcpy(&out->gid[8], &dev->node_guid, sizeof(dev->node_guid));
+	out->gid_type = SXRC_GID_TYPE_IB;
+	return 0;
+}
+
+int sxrc_device_query_pkey(struct sxrc_call *call)
+{
+	const struct sxrc_gid_in *in = call->in;
+	struct sxrc_pkey_out *out = call->out;
+
+	if (sxrc_check_port(in->port_num) || in->index >= SXRC_PKEY_TBL_LEN)
+		return -EINVAL;
+	out->pkey = SXRC_PKEY_DEFAULT;
+	return 0;
+}
+
+/* ------------------------------------------------------------------
+ * sysfs: /sys/class/misc/softxrcN/
+ */
+
+static struct sxrc_dev *to_sxrc_dev(struct device *d)
+{
+	struct miscdevice *misc = dev_get_drvdata(d);
+
+	return container_of(misc, struct sxrc_dev, misc);
+}
+
+static ssize_t abi_version_show(struct device *d,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", SXRC_ABI_VERSION);
+}
+static DEVICE_ATTR_RO(abi_version);
+
+static ssize_t node_guid_show(struct device *d, struct device_attribute *attr,
+			      char *buf)
+{
+	u64 guid = be64_to_cpu(to_sxrc_dev(d)->node_guid);
+
+	return sysfs_emit(buf, "%04x:%04x:%04x:%04x\n",
+			  (u16)(guid >> 48), (u16)(guid >> 32),
+			  (u16)(guid >> 16), (u16)guid);
+}
+static DEVICE_ATTR_RO(node_guid);
+
+static ssize_t fw_ver_show(struct device *d, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%llu.%llu.%llu\n", SXRC_FW_VER >> 32,
+			  (SXRC_FW_VER >> 16) & 0xffff, SXRC_FW_VER & 0xffff);
+}
+static DEVICE_ATTR_RO(fw_ver);
+
+static ssize_t node_desc_show(struct device *d, struct device_attribute *attr,
+			      char *buf)
+{
+	return sysfs_emit(buf, "softxrc %s\n", to_sxrc_dev(d)->name);
+}
+static DEVICE_ATTR_RO(node_desc);
+
+static ssize_t board_id_show(struct device *d, struct device_attribute *attr,
+			     char *buf)
+{
+	return sysfs_emit(buf, "SOFTXRC-1\n");
+}
+static DEVICE_ATTR_RO(board_id);
+
+/*
+ * port_state: "ACTIVE" or "DOWN".  Writing it (CAP_NET_ADMIN) takes the
+ * port down or up, as unplugging a cable would, and raises
+ * IBV_EVENT_PORT_ERR or IBV_EVENT_PORT_ACTIVE in every open context.
+ */
+static ssize_t port_state_show(struct device *d, struct device_attribute *attr,
+			       char *buf)
+{
+	bool up = READ_ONCE(to_sxrc_dev(d)->port_state) == SXRC_PORT_ACTIVE;
+
+	return sysfs_emit(buf, "%s\n", up ? "ACTIVE" : "DOWN");
+}
+
+static ssize_t port_state_store(struct device *d,
+				struct device_attribute *attr,
+				const char *buf, size_t len)
+{
+	struct sxrc_dev *dev = to_sxrc_dev(d);
+	u32 state, old;
+
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
+	if (sysfs_streq(buf, "ACTIVE"))
+		state = SXRC_PORT_ACTIVE;
+	else if (sysfs_streq(buf, "DOWN"))
+		state = SXRC_PORT_DOWN;
+	else
+		return -EINVAL;
+
+	old = xchg(&dev->port_state, state);
+	if (old != state)
+		sxrc_dev_event(dev, state == SXRC_PORT_ACTIVE ?
+			       SXRC_EVENT_PORT_ACTIVE : SXRC_EVENT_PORT_ERR, 1);
+	return len;
+}
+static DEVICE_ATTR_RW(port_state);
+
+static struct attribute *sxrc_dev_attrs[] = {
+	&dev_attr_abi_version.attr,
+	&dev_attr_node_guid.attr,
+	&dev_attr_fw_ver.attr,
+	&dev_attr_node_desc.attr,
+	&dev_attr_board_id.attr,
+	&dev_attr_port_state.attr,
+	NULL,
+};
+
+static const struct attribute_group sxrc_dev_group = {
+	.attrs = sxrc_dev_attrs,
+};
+
+/*
+ * objects/: live objects of each class on this device, and open
+ * contexts.  Tests use them to prove that nothing outlives its owner.
+ */
+static ssize_t sxrc_show_count(struct device *d, char *buf, atomic_t *count)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(count));
+}
+
+static ssize_t contexts_show(struct device *d, struct device_attribute *attr,
+			     char *buf)
+{
+	return sxrc_show_count(d, buf, &to_sxrc_dev(d)->nctx);
+}
+static DEVICE_ATTR_RO(contexts);
+
+static ssize_t pd_show(struct device *d, struct device_attribute *attr,
+		       char *buf)
+{
+	return sxrc_show_count(d, buf, &to_sxrc_dev(d)->nobj[SXRC_TYPE_PD]);
+}
+static DEVICE_ATTR_RO(pd);
+
+static struct attribute *sxrc_obj_attrs[] = {
+	&dev_attr_contexts.attr,
+	&dev_attr_pd.attr,
+	NULL,
+};
+
+static const struct attribute_group sxrc_obj_group = {
+	.name = "objects",
+	.attrs = sxrc_obj_attrs,
+};
+
+const struct attribute_group *sxrc_dev_groups[] = {
+	&sxrc_dev_group,
+	&sxrc_obj_group,
+	NULL,
+};

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: asynchronous events, read from the device fd.
+ */
+#include <linux/fs.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "sxrc.h"
+
+struct sxrc_event {
+	struct list_head entry;
+	struct sxrc_async_event rec;
+};
+
+void sxrc_ctx_events_init(struct sxrc_ctx *ctx)
+{
+	spin_lock_init(&ctx->ev_lock);
+	INIT_LIST_HEAD(&ctx->ev_list);
+	init_waitqueue_head(&ctx->ev_wait);
+}
+
+/* Drop whatever is still queued; the context is closing. */
+void sxrc_ctx_events_flush(struct sxrc_ctx *ctx)
+{
+	struct sxrc_event *ev, *tmp;
+
+	list_for_each_entry_safe(ev, tmp, &ctx->ev_list, entry) {
+		list_del(&ev->entry);
+		kfree(ev);
+	}
+	ctx->ev_count = 0;
+}
+
+/**
+ * sxrc_queue_event - queue one async event for a context
+ * @ctx: the context to tell
+ * @event_type: SXRC_EVENT_*
+ * @element_type: enum sxrc_async_element
+ * @element: port number or user cookie
+ *
+ * May be called from any context that can allocate with GFP_ATOMIC.  A
+ * full queue, or a failed allocation, drops the event and marks the next
+ * delivered record with SXRC_ASYNC_FLAG_OVERFLOW.
+ */
+void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
+		      u64 element)
+{
+	struct sxrc_event *ev;
+	unsigned long flags;
+
+	ev = kzalloc(sizeof(*ev), GFP_ATOMIC);
+
+	spin_lock_irqsave(&ctx->ev_lock, flags);
+	if (!ev || ctx->ev_count >= SXRC_ASYNC_QUEUE_MAX) {
+		ctx->ev_overflow = true;
+		spin_unlock_irqrestore(&ctx->ev_lock, flags);
+		kfree(ev);
+		return;
+	}
+	ev->rec.element = element;
+	ev->rec.event_type = event_type;
+	ev->rec.element_type = element_type;
+	list_add_tail(&ev->entry, &ctx->ev_list);
+	ctx->ev_count++;
+	spin_unlock_irqrestore(&ctx->ev_lock, flags);
+
+	wake_up_interruptible(&ctx->ev_wait);
+}
+
+/* Tell every context open on @dev about a port event. */
+void sxrc_dev_event(struct sxrc_dev *dev, u32 event_type, u32 port_num)
+{
+	struct sxrc_ctx *ctx;
+
+	spin_lock(&dev->lock);
+	list_for_each_entry(ctx, &dev->ctx_list, dev_entry)
+		sxrc_queue_event(ctx, event_type, SXRC_ELEMENT_PORT, port_num);
+	spin_unlock(&dev->lock);
+}
+
+static bool sxrc_events_pending(struct sxrc_ctx *ctx)
+{
+	bool pending;
+
+	spin_lock_irq(&ctx->ev_lock);
+	pending = !list_empty(&ctx->ev_list);
+	spin_unlock_irq(&ctx->ev_lock);
+	return pending;
+}
+
+ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
+			loff_t *pos)
+{
+	struct sxrc_ctx *ctx = file->private_data;
+	const size_t rec_size = sizeof(struct sxrc_async_event);
+	struct sxrc_event *ev;
+	size_t done = 0;
+	int ret;
+
+	if (len < rec_size)
+		return -EINVAL;
+
+	for (;;) {
+		if (sxrc_events_pending(ctx))
+			break;
+		if (file->f_flags & O_NONBLOCK)
+			return -EAGAIN;
+		ret = wait_event_interruptible(ctx->ev_wait,
+					       sxrc_events_pending(ctx));
+		if (ret)
+			return ret;
+	}
+
+	while (done + rec_size <= len) {
+		spin_lock_irq(&ctx->ev_lock);
+		ev = list_first_entry_or_null(&ctx->ev_list, struct sxrc_event,
+					      entry);
+		if (!ev) {
+			spin_unlock_irq(&ctx->ev_lock);
+			break;
+		}
+		list_del(&ev->entry);
+		ctx->ev_count--;
+		if (ctx->ev_overflow) {
+			ev->rec.flags |= SXRC_ASYNC_FLAG_OVERFLOW;
+			ctx->ev_overflow = false;
+		}
+		spin_unlock_irq(&ctx->ev_lock);
+
+		if (copy_to_user(buf + done, &ev->rec, rec_size)) {
+			/* Put it back so the event is not lost. */
+			spin_lock_irq(&ctx->ev_lock);
+			list_add(&ev->entry, &ctx->ev_list);
+			ctx->ev_count++;
+			spin_unlock_irq(&ctx->ev_lock);
+			return done ? done : -EFAULT;
+		}
+		kfree(ev);
+		done += rec_size;
+	}
+	return done;
+}
+
+__poll_t sxrc_event_poll(struct file *file, struct poll_table_struct *wait)
+{
+	struct sxrc_ctx *ctx = file->private_data;
+
+	poll_wait(file, &ctx->ev_wait, wait);
+	return sxrc_events_pending(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
+}

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: module entry points, devices and object limits.
+ */
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+
+#include "sxrc.h"
+
+static unsigned int num_devices = 1;
+module_param(num_devices, uint, 0444);
+MODULE_PARM_DESC(num_devices, "softxrc devices to create (1-8, default 1)");
+
+unsigned int sxrc_max_pd = 1U << 18;
+module_param_named(max_pd, sxrc_max_pd, uint, 0444);
+MODULE_PARM_DESC(max_pd, "protection domains per device");
+
+static struct sxrc_dev *sxrc_devs[SXRC_MAX_DEVICES];
+
+u32 sxrc_type_limit(enum sxrc_obj_type type)
+{
+	switch (type) {
+	case SXRC_TYPE_PD:
+		return sxrc_max_pd;
+	default:
+		return 0;
+	}
+}
+
+static int sxrc_dev_add(u32 index)
+{
+	struct sxrc_dev *dev;
+	u64 guid;
+	int ret;
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
+		return -ENOMEM;
+
+	dev->index = index;
+	snprintf(dev->name, sizeof(dev->name), SXRC_DEV_PREFIX "%u", index);
+	/*
+	 * A locally administered EUI-64: 0x02 in the first byte marks it as
+	 * not IEEE-assigned; the low bytes keep devices of one host apart.
+	 */
+	guid = get_random_u64();
+	guid = (guid & ~(0xffULL << 56)) | (0x02ULL << 56);
+	guid = (guid & ~0xffULL) | index;
+	dev->node_guid = cpu_to_be64(guid);
+	dev->port_state = SXRC_PORT_ACTIVE;
+	spin_lock_init(&dev->lock);
+	INIT_LIST_HEAD(&dev->ctx_list);
+
+	dev->misc.minor = MISC_DYNAMIC_MINOR;
+	dev->misc.name = dev->name;
+	dev->misc.fops = &sxrc_fops;
+	dev->misc.groups = sxrc_dev_groups;
+	/* Like uverbs: any user may open; pinning is bounded by MEMLOCK. */
+	dev->misc.mode = 0666;
+
+	ret = misc_register(&dev->misc);
+	if (ret) {
+		kfree(dev);
+		return ret;
+	}
+	sxrc_devs[index] = dev;
+	return 0;
+}
+
+static void sxrc_dev_remove(u32 index)
+{
+	struct sxrc_dev *dev = sxrc_devs[index];
+
+	if (!dev)
+		return;
+	/* No context can be open: each holds a reference on the module. */
+	misc_deregister(&dev->misc);
+	kfree(dev);
+	sxrc_devs[index] = NULL;
+}
+
+static int __init sxrc_init(void)
+{
+	u32 i;
+	int ret;
+
+	if (num_devices < 1 || num_devices > SXRC_MAX_DEVICES) {
+		pr_err(SXRC_DRV_NAME ": num_devices must be 1 to %d\n",
+		       SXRC_MAX_DEVICES);
+		return -EINVAL;
+	}
+
+	for (i = 0; i < num_devices; i++) {
+		ret = sxrc_dev_add(i);
+		if (ret)
+			goto err_remove;
+	}
+	pr_info(SXRC_DRV_NAME ": %u device(s), ABI version %d\n",
+		num_devices, SXRC_ABI_VERSION);
+	return 0;
+
+err_remove:
+	while (i--)
+		sxrc_dev_remove(i);
+	return ret;
+}
+
+static void __exit sxrc_exit(void)
+{
+	u32 i;
+
+	for (i = 0; i < num_devices; i++)
+		sxrc_dev_remove(i);
+}
+
+module_init(sxrc_init);
+module_exit(sxrc_exit);
+
+MODULE_AUTHOR("The softxrc developers");
+MODULE_DESCRIPTION("softxrc: software RDMA verbs device with XRC");
+MODULE_LICENSE("Dual BSD/GPL");

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: user contexts, the handle table and the ioctl dispatcher.
+ *
+ * Every open() of /dev/softxrcN is a context.  Objects are reached only
+ * through the context's handle table, so a handle means nothing on
+ * another fd.  Creation is two-phase: the handle is reserved, the object
+ * is built, its handle is copied out, and only then is it published; a
+ * failure anywhere before publication destroys it again.
+ */
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/nospec.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "sxrc.h"
+
+/*
+ * Order in which a closing context destroys what is left: users before
+ * what they use.
+ */
+static const enum sxrc_obj_type sxrc_destroy_order[] = {
+	SXRC_TYPE_PD,
+};
+
+static_assert(ARRAY_SIZE(sxrc_destroy_order) == SXRC_NUM_TYPES);
+
+static void sxrc_obj_release(struct kref *ref)
+{
+	struct sxrc_obj *obj = container_of(ref, struct sxrc_obj, ref);
+
+	obj->ops->release(obj);
+}
+
+/**
+ * sxrc_obj_init - reserve a handle and count a new object (phase one)
+ * @call: the creating call; it takes ownership of @obj
+ * @obj: embedded header of the new object
+ * @type: its class
+ * @ops: its teardown
+ * @user_cookie: the library's value for async events
+ *
+ * On success the object is counted against its device limit and holds a
+ * reserved handle that lookups do not see yet.  On failure nothing was
+ * taken; the caller frees @obj.
+ */
+int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
+		  enum sxrc_obj_type type, const struct sxrc_obj_ops *ops,
+		  u64 user_cookie)
+{
+	struct sxrc_ctx *ctx = call->ctx;
+	atomic_t *count = &ctx->dev->nobj[type];
+	int ret;
+
+	if (WARN_ON_ONCE(call->new_obj))
+		return -EINVAL;
+
+	if (atomic_inc_return(count) > sxrc_type_limit(type)) {
+		atomic_dec(count);
+		return -ENOMEM;
+	}
+
+	kref_init(&obj->ref);
+	atomic_set(&obj->usage, 0);
+	atomic_set(&obj->users, 0);
+	obj->ctx = ctx;
+	obj->type = type;
+	obj->ops = ops;
+	obj->user_cookie = user_cookie;
+
+	/* A NULL entry reserves the index; xa_load() returns NULL for it. */
+	ret = xa_alloc(&ctx->objects, &obj->handle, NULL, xa_limit_31b,
+		       GFP_KERNEL);
+	if (ret) {
+		atomic_dec(count);
+		return ret == -EBUSY ? -ENOMEM : ret;
+	}
+	call->new_obj = obj;
+	return 0;
+}
+
+/* Phase two: the handle reached userspace; make the object reachable. */
+static void sxrc_obj_publish(struct sxrc_obj *obj)
+{
+	xa_store(&obj->ctx->objects, obj->handle, obj, GFP_KERNEL);
+}
+
+/*
+ * Tear down an object that is no longer in the handle table: undo its
+ * effects on other objects, uncount it and drop the table's reference.
+ */
+static void sxrc_obj_teardown(struct sxrc_obj *obj)
+{
+	if (obj->ops->destroy)
+		obj->ops->destroy(obj);
+	atomic_dec(&obj->ctx->dev->nobj[obj->type]);
+	kref_put(&obj->ref, sxrc_obj_release);
+}
+
+/* Creation failed after sxrc_obj_init(): free the handle and the object. */
+static void sxrc_obj_abort(struct sxrc_obj *obj)
+{
+	xa_erase(&obj->ctx->objects, obj->handle);
+	sxrc_obj_teardown(obj);
+}
+
+/**
+ * sxrc_obj_get - look up a handle for use by the current call
+ * @ctx: the caller's context
+ * @handle: the handle from userspace
+ * @type: the class the caller expects
+ *
+ * Return: the object, with a reference and a usage count that keep a
+ * concurrent destroy away until sxrc_obj_put(); or ERR_PTR(-EINVAL) when
+ * the handle does not name a live object of @type in @ctx.
+ */
+struct sxrc_obj *sxrc_obj_get(struct sxrc_ctx *ctx, u32 handle,
+			      enum sxrc_obj_type type)
+{
+	struct sxrc_obj *obj;
+
+	xa_lock(&ctx->objects);
+	obj = xa_load(&ctx->objects, handle);
+	if (!obj || obj->type != type ||
+	    !atomic_inc_unless_negative(&obj->usage)) {
+		xa_unlock(&ctx->objects);
+		return ERR_PTR(-EINVAL);
+	}
+	kref_get(&obj->ref);
+	xa_unlock(&ctx->objects);
+	return obj;
+}
+
+void sxrc_obj_put(struct sxrc_obj *obj)
+{
+	atomic_dec(&obj->usage);
+	kref_put(&obj->ref, sxrc_obj_release);
+}
+
+/**
+ * sxrc_obj_destroy - destroy the object a handle names
+ * @ctx: the caller's context
+ * @handle: the handle from userspace
+ * @type: the class the caller expects
+ *
+ * Return: 0; -EINVAL for a handle that does not name a live object of
+ * @type; -EBUSY while other objects use it or another call is using it.
+ */
+int sxrc_obj_destroy(struct sxrc_ctx *ctx, u32 handle, enum sxrc_obj_type type)
+{
+	struct sxrc_obj *obj;
+
+	xa_lock(&ctx->objects);
+	obj = xa_load(&ctx->objects, handle);
+	if (!obj || obj->type != type) {
+		xa_unlock(&ctx->objects);
+		return -EINVAL;
+	}
+	/* Users are only added under a usage count, so 0 here is stable. */
+	if (atomic_cmpxchg(&obj->usage, 0, -1) != 0) {
+		xa_unlock(&ctx->objects);
+		return -EBUSY;
+	}
+	if (atomic_read(&obj->users)) {
+		atomic_set(&obj->usage, 0);
+		xa_unlock(&ctx->objects);
+		return -EBUSY;
+	}
+	__xa_erase(&ctx->objects, handle);
+	xa_unlock(&ctx->objects);
+
+	sxrc_obj_teardown(obj);
+	return 0;
+}
+
+/* The context is going away: nothing else can reach its table now. */
+static void sxrc_ctx_destroy_objects(struct sxrc_ctx *ctx)
+{
+	struct sxrc_obj *obj;
+	unsigned long index;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(sxrc_destroy_order); i++) {
+		xa_for_each(&ctx->objects, index, obj) {
+			if (obj->type != sxrc_destroy_order[i])
+				continue;
+			xa_erase(&ctx->objects, index);
+			WARN_ON_ONCE(atomic_read(&obj->users));
+			sxrc_obj_teardown(obj);
+		}
+	}
+	WARN_ON_ONCE(!xa_empty(&ctx->objects));
+	xa_destroy(&ctx->objects);
+}
+
+static int sxrc_open(struct inode *inode, struct file *file)
+{
+	struct miscdevice *misc = file->private_data;
+	struct sxrc_dev *dev = container_of(misc, struct sxrc_dev, misc);
+	struct sxrc_ctx *ctx;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+
+	ctx->dev = dev;
+	xa_init_flags(&ctx->objects, XA_FLAGS_ALLOC1);
+	sxrc_ctx_events_init(ctx);
+
+	spin_lock(&dev->lock);
+	list_add_tail(&ctx->dev_entry, &dev->ctx_list);
+	spin_unlock(&dev->lock);
+	atomic_inc(&dev->nctx);
+
+	file->private_data = ctx;
+	return nonseekable_open(inode, file);
+}
+
+static int sxrc_release(struct inode *inode, struct file *file)
+{
+	struct sxrc_ctx *ctx = file->private_data;
+	struct sxrc_dev *dev = ctx->dev;
+
+	spin_lock(&dev->lock);
+	list_del(&ctx->dev_entry);
+	spin_unlock(&dev->lock);
+
+	sxrc_ctx_destroy_objects(ctx);
+	sxrc_ctx_events_flush(ctx);
+	atomic_dec(&dev->nctx);
+	kfree(ctx);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Largest method input or output structure the dispatcher buffers. */
+#define SXRC_CALL_BUF		256
+/* Longest in_len/out_len accepted at all (tails must be zero). */
+#define SXRC_CALL_MAX_LEN	PAGE_SIZE
+
+/**
+ * struct sxrc_method - one entry of the dispatch table
+ * @handler: does the work on call->in, fills call->out
+ * @in_min: shortest input accepted (the structure's first ABI size)
+ * @in_size: the input structure's size in this kernel
+ * @out_min: shortest output buffer accepted
+ * @out_size: the output structure's size in this kernel
+ */
+struct sxrc_method {
+	int (*handler)(struct sxrc_call *call);
+	u16 in_min;
+	u16 in_size;
+	u16 out_min;
+	u16 out_size;
+};
+
+#define SXRC_SIZE_OK(t)	(sizeof(t) <= SXRC_CALL_BUF && sizeof(t) % 8 == 0)
+#define SXRC_METHOD(fn, in_t, out_t)					\
+	{								\
+		.handler = (fn),					\
+		.in_min = sizeof(in_t), .in_size = sizeof(in_t),	\
+		.out_min = sizeof(out_t), .out_size = sizeof(out_t),	\
+	}
+#define SXRC_METHOD_OUT(fn, out_t)					\
+	{ .handler = (fn), .out_min = sizeof(out_t), .out_size = sizeof(out_t) }
+#define SXRC_METHOD_IN(fn, in_t)					\
+	{ .handler = (fn), .in_min = sizeof(in_t), .in_size = sizeof(in_t) }
+
+static_assert(SXRC_SIZE_OK(struct sxrc_query_ctx_out));
+static_assert(SXRC_SIZE_OK(struct sxrc_device_attr));
+static_assert(SXRC_SIZE_OK(struct sxrc_port_attr));
+static_assert(SXRC_SIZE_OK(struct sxrc_gid_out));
+static_assert(SXRC_SIZE_OK(struct sxrc_pkey_out));
+static_assert(SXRC_SIZE_OK(struct sxrc_port_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_gid_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_create_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_handle_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_handle_out));
+static_assert(sizeof(struct sxrc_ioctl_hdr) == 32);
+static_assert(sizeof(struct sxrc_async_event) == 24);
+
+static const struct sxrc_method sxrc_ctx_methods[] = {
+	[SXRC_CTX_QUERY] = SXRC_METHOD_OUT(sxrc_ctx_query,
+					   struct sxrc_query_ctx_out),
+};
+
+static const struct sxrc_method sxrc_device_methods[] = {
+	[SXRC_DEVICE_QUERY] = SXRC_METHOD_OUT(sxrc_device_query,
+					      struct sxrc_device_attr),
+	[SXRC_DEVICE_QUERY_PORT] = SXRC_METHOD(sxrc_device_query_port,
+					       struct sxrc_port_in,
+					       struct sxrc_port_attr),
+	[SXRC_DEVICE_QUERY_GID] = SXRC_METHOD(sxrc_device_query_gid,
+					      struct sxrc_gid_in,
+					      struct sxrc_gid_out),
+	[SXRC_DEVICE_QUERY_PKEY] = SXRC_METHOD(sxrc_device_query_pkey,
+					       struct sxrc_gid_in,
+					       struct sxrc_pkey_out),
+};
+
+static const struct sxrc_method sxrc_pd_methods[] = {
+	[SXRC_PD_ALLOC] = SXRC_METHOD(sxrc_pd_alloc, struct sxrc_create_in,
+				      struct sxrc_handle_out),
+	[SXRC_PD_DEALLOC] = SXRC_METHOD_IN(sxrc_pd_dealloc,
+					   struct sxrc_handle_in),
+};
+
+static const struct {
+	const struct sxrc_method *methods;
+	unsigned int count;
+} sxrc_objects[] = {
+	[SXRC_OBJ_CTX] = { sxrc_ctx_methods, ARRAY_SIZE(sxrc_ctx_methods) },
+	[SXRC_OBJ_DEVICE] = { sxrc_device_methods,
+			      ARRAY_SIZE(sxrc_device_methods) },
+	[SXRC_OBJ_PD] = { sxrc_pd_methods, ARRAY_SIZE(sxrc_pd_methods) },
+};
+
+static_assert(ARRAY_SIZE(sxrc_objects) == SXRC_OBJ_MAX);
+
+static const struct sxrc_method *sxrc_find_method(u16 object_id,
+						  u16 method_id)
+{
+	const struct sxrc_method *m;
+
+	if (object_id >= ARRAY_SIZE(sxrc_objects))
+		return NULL;
+	object_id = array_index_nospec(object_id, ARRAY_SIZE(sxrc_objects));
+	if (method_id >= sxrc_objects[object_id].count)
+		return NULL;
+	method_id = array_index_nospec(method_id,
+				       sxrc_objects[object_id].count);
+	m = &sxrc_objects[object_id].methods[method_id];
+	return m->handler ? m : NULL;
+}
+
+static long sxrc_invoke(struct sxrc_ctx *ctx,
+			struct sxrc_ioctl_hdr __user *uhdr)
+{
+	u64 inbuf[SXRC_CALL_BUF / 8], outbuf[SXRC_CALL_BUF / 8];
+	const struct sxrc_method *m;
+	struct sxrc_ioctl_hdr hdr;
+	struct sxrc_call call = { .ctx = ctx, .in = inbuf, .out = outbuf };
+	u32 usize, written;
+	int ret;
+
+	if (get_user(usize, &uhdr->size))
+		return -EFAULT;
+	if (usize < sizeof(hdr) || usize > SXRC_CALL_MAX_LEN)
+		return -EINVAL;
+	ret = copy_struct_from_user(&hdr, sizeof(hdr), uhdr, usize);
+	if (ret)
+		return ret;
+
+	m = sxrc_find_method(hdr.object_id, hdr.method_id);
+	if (!m)
+		return -EOPNOTSUPP;
+
+	if (hdr.in_len < m->in_min || hdr.in_len > SXRC_CALL_MAX_LEN ||
+	    hdr.out_len < m->out_min || hdr.out_len > SXRC_CALL_MAX_LEN)
+		return -EINVAL;
+
+	ret = copy_struct_from_user(inbuf, m->in_size,
+				    u64_to_user_ptr(hdr.in), hdr.in_len);
+	if (ret)
+		return ret;
+	memset(outbuf, 0, m->out_size);
+
+	ret = m->handler(&call);
+	if (ret)
+		goto err_abort;
+
+	written = min_t(u32, hdr.out_len, m->out_size);
+	if (copy_to_user(u64_to_user_ptr(hdr.out), outbuf, written) ||
+	    clear_user(u64_to_user_ptr(hdr.out) + written,
+		       hdr.out_len - written) ||
+	    put_user(written, &uhdr->out_len)) {
+		ret = -EFAULT;
+		goto err_abort;
+	}
+
+	if (call.new_obj)
+		sxrc_obj_publish(call.new_obj);
+	return 0;
+
+err_abort:
+	if (call.new_obj)
+		sxrc_obj_abort(call.new_obj);
+	return ret;
+}
+
+static long sxrc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct sxrc_ctx *ctx = file->private_data;
+
+	switch (cmd) {
+	case SXRC_IOCTL_INVOKE:
+		return sxrc_invoke(ctx, (struct sxrc_ioctl_hdr __user *)arg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+const struct file_operations sxrc_fops = {
+	.owner = THIS_MODULE,
+	.open = sxrc_open,
+	.release = sxrc_release,
+	.unlocked_ioctl = sxrc_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.read = sxrc_event_read,
+	.poll = sxrc_event_poll,
+};

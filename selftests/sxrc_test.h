@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * softxrc selftests: helpers shared by the test programs.
+ */
+#ifndef SXRC_TEST_H
+#define SXRC_TEST_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/softxrc-abi.h>
+
+#define SXRC_DEV	"/dev/softxrc0"
+#define SXRC_SYSFS	"/sys/class/misc/softxrc0"
+
+/* Raw SXRC_IOCTL_INVOKE: returns 0 or -errno. */
+static inline int sxrc_call(int fd, uint16_t obj, uint16_t method,
+			    const void *in, uint32_t in_len,
+			    void *out, uint32_t out_len)
+{
+	struct sxrc_ioctl_hdr hdr = {
+		.size = sizeof(hdr),
+		.object_id = obj,
+		.method_id = method,
+		.in_len = in_len,
+		.out_len = out_len,
+		.in = (uintptr_t)in,
+		.out = (uintptr_t)out,
+	};
+
+	return ioctl(fd, SXRC_IOCTL_INVOKE, &hdr) ? -errno : 0;
+}
+
+static inline int sxrc_pd_alloc(int fd, uint32_t *handle)
+{
+	struct sxrc_create_in in = { .user_cookie = 0x1234 };
+	struct sxrc_handle_out out;
+	int ret;
+
+	ret = sxrc_call(fd, SXRC_OBJ_PD, SXRC_PD_ALLOC, &in, sizeof(in),
+			&out, sizeof(out));
+	if (!ret)
+		*handle = out.handle;
+	return ret;
+}
+
+static inline int sxrc_pd_dealloc(int fd, uint32_t handle)
+{
+	struct sxrc_handle_in in = { .handle = handle };
+
+	return sxrc_call(fd, SXRC_OBJ_PD, SXRC_PD_DEALLOC, &in, sizeof(in),
+			 NULL, 0);
+}
+
+/* Read an integer sysfs attribute of softxrc0, -1 if unreadable. */
+static inline long sxrc_sysfs_long(const char *attr)
+{
+	char path[256], buf[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), SXRC_SYSFS "/%s", attr);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 0);
+}
+
+static inline int sxrc_sysfs_write(const char *attr, const char *val)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), SXRC_SYSFS "/%s", attr);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/*
+ * Wait up to @ms for an object count to reach @want: a closing fd is
+ * released once the last reference is dropped, which for a killed
+ * process happens while it exits.
+ */
+static inline long sxrc_wait_count(const char *attr, long want, int ms)
+{
+	long v = sxrc_sysfs_long(attr);
+
+	while (v != want && ms > 0) {
+		usleep(10000);
+		ms -= 10;
+		v = sxrc_sysfs_long(attr);
+	}
+	return v;
+}
+
+/* A page that is mapped but cannot be touched: every access faults. */
+static inline void *sxrc_bad_ptr(void)
+{
+	static void *page;
+
+	if (!page)
+		page = mmap(NULL, 4096, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return page;
+}
+
+#define SXRC_BAD_PTR	sxrc_bad_ptr()
+
+#endif /* SXRC_TEST_H */

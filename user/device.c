@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc userspace library: devices, contexts and their queries.
+ *
+ * Devices are found in sysfs (/sys/class/misc/softxrcN) and opened through
+ * /dev/softxrcN.  A struct sxrc_device, once found, lives as long as the
+ * process: applications may keep an ibv_device pointer after freeing the
+ * list that returned it, as long as a context on it is open, and rdma-core
+ * makes the same promise.
+ */
+#include <dirent.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sxrc.h"
+
+#define SXRC_SYSFS_CLASS "/sys/class/misc"
+
+/* Devices seen so far; entries are never freed (see above). */
+static pthread_mutex_t sxrc_devices_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sxrc_device *sxrc_devices[64];
+
+static __be64 sxrc_parse_guid(const char *s)
+{
+	unsigned int a, b, c, d;
+
+	if (sscanf(s, "%x:%x:%x:%x", &a, &b, &c, &d) != 4)
+		return 0;
+	return htobe64((uint64_t)a << 48 | (uint64_t)b << 32 |
+		       (uint64_t)c << 16 | d);
+}
+
+/* Called with sxrc_devices_lock held. */
+static struct sxrc_device *sxrc_find_or_add(uint32_t index)
+{
+	char path[IBV_SYSFS_PATH_MAX], buf[64];
+	struct sxrc_device *dev;
+
+	if (index >= SXRC_ARRAY_SIZE(sxrc_devices))
+		return NULL;
+
+	snprintf(path, sizeof(path), SXRC_SYSFS_CLASS "/" SXRC_DEV_PREFIX "%u",
+		 index);
+	if (sxrc_read_sysfs(path, "abi_version", buf, sizeof(buf)) <= 0)
+		return NULL;
+	if (atoi(buf) != SXRC_ABI_VERSION) {
+		sxrc_log("%s: kernel ABI version %d, library %d: skipped\n",
+			 path, atoi(buf), SXRC_ABI_VERSION);
+		return NULL;
+	}
+
+	dev = sxrc_devices[index];
+	if (!dev) {
+		dev = calloc(1, sizeof(*dev));
+		if (!dev)
+			return NULL;
+		dev->index = index;
+		dev->ibdev.node_type = IBV_NODE_CA;
+		dev->ibdev.transport_type = IBV_TRANSPORT_IB;
+		snprintf(dev->ibdev.name, sizeof(dev->ibdev.name),
+			 SXRC_DEV_PREFIX "%u", index);
+		snprintf(dev->ibdev.dev_name, sizeof(dev->ibdev.dev_name),
+			 SXRC_DEV_PREFIX "%u", index);
+		snprintf(dev->ibdev.dev_path, sizeof(dev->ibdev.dev_path),
+			 "%s", path);
+		snprintf(dev->ibdev.ibdev_path, sizeof(dev->ibdev.ibdev_path),
+			 "%s", path);
+		sxrc_devices[index] = dev;
+	}
+	/* The GUID changes when the module is reloaded: read it afresh. */
+	if (sxrc_read_sysfs(path, "node_guid", buf, sizeof(buf)) > 0)
+		dev->node_guid = sxrc_parse_guid(buf);
+	return dev;
+}
+
+SXRC_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
+{
+	struct ibv_device **list;
+	struct dirent *de;
+	size_t n = 0;
+	DIR *dir;
+
+	list = calloc(SXRC_ARRAY_SIZE(sxrc_devices) + 1, sizeof(*list));
+	if (!list) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	pthread_mutex_lock(&sxrc_devices_lock);
+	dir = opendir(SXRC_SYSFS_CLASS);
+	while (dir && (de = readdir(dir))) {
+		const char *p = de->d_name + strlen(SXRC_DEV_PREFIX);
+		struct sxrc_device *dev;
+		char *end;
+		unsigned long index;
+
+		if (strncmp(de->d_name, SXRC_DEV_PREFIX,
+			    strlen(SXRC_DEV_PREFIX)) || !*p)
+			continue;
+		index = strtoul(p, &end, 10);
+		if (*end)
+			continue;
+		dev = sxrc_find_or_add(index);
+		if (dev && n < SXRC_ARRAY_SIZE(sxrc_devices))
+			list[n++] = &dev->ibdev;
+	}
+	if (dir)
+		closedir(dir);
+	pthread_mutex_unlock(&sxrc_devices_lock);
+
+	/* Keep the order stable: softxrc0 first. */
+	for (size_t i = 1; i < n; i++) {
+		for (size_t j = i; j > 0 &&
+		     to_sxrc_dev(list[j - 1])->index >
+		     to_sxrc_dev(list[j])->index; j--) {
+			struct ibv_device *t = list[j];
+
+			list[j] = list[j - 1];
+			list[j - 1] = t;
+		}
+	}
+
+	if (num_devices)
+		*num_devices = n;
+	return list;
+}
+
+SXRC_EXPORT void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+SXRC_EXPORT const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+SXRC_EXPORT __be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	return to_sxrc_dev(device)->node_guid;
+}
+
+SXRC_EXPORT int ibv_get_device_index(struct ibv_device *device)
+{
+	return to_sxrc_dev(device)->index;
+}
+
+SXRC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct sxrc_query_ctx_out q;
+	struct sxrc_context *ctx;
+	char path[IBV_SYSFS_NAME_MAX + 8];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/dev/%s", device->dev_name);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+
+	ret = sxrc_invoke(fd, SXRC_OBJ_CTX, SXRC_CTX_QUERY, NULL, 0,
+			  &q, sizeof(q));
+	if (ret)
+		goto err_close;
+	if (q.abi_version != SXRC_ABI_VERSION) {
+		sxrc_log("%s: kernel ABI version %u, library %d\n", path,
+			 q.abi_version, SXRC_ABI_VERSION);
+		ret = EPROTONOSUPPORT;
+		goto err_close;
+	}
+
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		ret = ENOMEM;
+		goto err_close;
+	}
+	ctx->num_ports = q.num_ports;
+	ctx->features = q.features;
+
+	ctx->vctx.sz = sizeof(ctx->vctx);
+	ctx->vctx.query_port = sxrc_query_port;
+	ctx->vctx.query_device_ex = sxrc_query_device_ex;
+
+	ctx->vctx.context.device = device;
+	ctx->vctx.context.cmd_fd = fd;
+	ctx->vctx.context.async_fd = fd;
+	ctx->vctx.context.num_comp_vectors = q.num_comp_vectors;
+	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
+	return &ctx->vctx.context;
+
+err_close:
+	close(fd);
+	errno = ret;
+	return NULL;
+}
+
+SXRC_EXPORT int ibv_close_device(struct ibv_context *context)
+{
+	struct sxrc_context *ctx = to_sxrc_ctx(context);
+
+	/* The kernel destroys whatever the application left behind. */
+	close(context->cmd_fd);
+	pthread_mutex_destroy(&context->mutex);
+	free(ctx);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static int sxrc_query_device_raw(struct ibv_context *context,
+				 struct sxrc_device_attr *a)
+{
+	return sxrc_invoke(context->cmd_fd, SXRC_OBJ_DEVICE,
+			   SXRC_DEVICE_QUERY, NULL, 0, a, sizeof(*a));
+}
+
+static void sxrc_fill_device_attr(struct ibv_device_attr *attr,
+				  const struct sxrc_device_attr *a)
+{
+	memset(attr, 0, sizeof(*attr));
+	snprintf(attr->fw_ver, sizeof(attr->fw_ver), "%u.%u.%u",
+		 (unsigned int)(a->fw_ver >> 32),
+		 (unsigned int)(a->fw_ver >> 16) & 0xffff,
+		 (unsigned int)a->fw_ver & 0xffff);
+	attr->node_guid = a->node_guid;
+	attr->sys_image_guid = a->sys_image_guid;
+	attr->max_mr_size = a->max_mr_size;
+	attr->page_size_cap = a->page_size_cap;
+	attr->vendor_id = a->vendor_id;
+	attr->vendor_part_id = a->vendor_part_id;
+	attr->hw_ver = a->hw_ver;
+	attr->max_qp = a->max_qp;
+	attr->max_qp_wr = a->max_qp_wr;
+	attr->device_cap_flags = (unsigned int)a->device_cap_flags;
+	attr->max_sge = a->max_sge;
+	attr->max_sge_rd = a->max_sge_rd;
+	attr->max_cq = a->max_cq;
+	attr->max_cqe = a->max_cqe;
+	attr->max_mr = a->max_mr;
+	attr->max_pd = a->max_pd;
+	attr->max_qp_rd_atom = a->max_qp_rd_atom;
+	attr->max_res_rd_atom = a->max_res_rd_atom;
+	attr->max_qp_init_rd_atom = a->max_qp_init_rd_atom;
+	attr->atomic_cap = a->atomic_cap;
+	attr->max_mcast_grp = a->max_mcast_grp;
+	attr->max_mcast_qp_attach = a->max_mcast_qp_attach;
+	attr->max_total_mcast_qp_attach = a->max_total_mcast_qp_attach;
+	attr->max_ah = a->max_ah;
+	attr->max_srq = a->max_srq;
+	attr->max_srq_wr = a->max_srq_wr;
+	attr->max_srq_sge = a->max_srq_sge;
+	attr->max_pkeys = a->max_pkeys;
+	attr->local_ca_ack_delay = a->local_ca_ack_delay;
+	attr->phys_port_cnt = a->phys_port_cnt;
+}
+
+SXRC_EXPORT int ibv_query_device(struct ibv_context *context,
+				 struct ibv_device_attr *attr)
+{
+	struct sxrc_device_attr a;
+	int ret;
+
+	ret = sxrc_query_device_raw(context, &a);
+	if (ret)
+		return ret;
+	sxrc_fill_device_attr(attr, &a);
+	return 0;
+}
+
+int sxrc_query_device_ex(struct ibv_context *context,
+			 const struct ibv_query_device_ex_input *input,
+			 struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ibv_device_attr_ex ex;
+	struct sxrc_device_attr a;
+	int ret;
+
+	if (input && input->comp_mask)
+		return EINVAL;
+	if (attr_size < sizeof(attr->orig_attr))
+		return EINVAL;
+
+	ret = sxrc_query_device_raw(context, &a);
+	if (ret)
+		return ret;
+
+	memset(&ex, 0, sizeof(ex));
+	sxrc_fill_device_attr(&ex.orig_attr, &a);
+	ex.device_cap_flags_ex = a.device_cap_flags;
+	ex.phys_port_cnt_ex = a.phys_port_cnt;
+	if (attr_size > sizeof(ex)) {
+		memset((char *)attr + sizeof(ex), 0, attr_size - sizeof(ex));
+		attr_size = sizeof(ex);
+	}
+	memcpy(attr, &ex, attr_size);
+	return 0;
+}
+
+static int sxrc_query_port_raw(struct ibv_context *context, uint8_t port_num,
+			       struct ibv_port_attr *attr)
+{
+	struct sxrc_port_in in = { .port_num = port_num };
+	struct sxrc_port_attr p;
+	int ret;
+
+	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_DEVICE,
+			  SXRC_DEVICE_QUERY_PORT, &in, sizeof(in),
+			  &p, sizeof(p));
+	if (ret)
+		return ret;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->state = p.state;
+	attr->max_mtu = p.max_mtu;
+	attr->active_mtu = p.active_mtu;
+	attr->gid_tbl_len = p.gid_tbl_len;
+	attr->port_cap_flags = p.port_cap_flags;
+	attr->max_msg_sz = p.max_msg_sz;
+	attr->bad_pkey_cntr = p.bad_pkey_cntr;
+	attr->qkey_viol_cntr = p.qkey_viol_cntr;
+	attr->pkey_tbl_len = p.pkey_tbl_len;
+	attr->lid = p.lid;
+	attr->sm_lid = p.sm_lid;
+	attr->lmc = p.lmc;
+	attr->max_vl_num = p.max_vl_num;
+	attr->sm_sl = p.sm_sl;
+	attr->subnet_timeout = p.subnet_timeout;
+	attr->init_type_reply = p.init_type_reply;
+	attr->active_width = p.active_width;
+	attr->active_speed = p.active_speed;
+	attr->phys_state = p.phys_state;
+	attr->link_layer = p.link_layer;
+	attr->flags = p.flags;
+	attr->port_cap_flags2 = p.port_cap_flags2;
+	return 0;
+}
+
+int sxrc_query_port(struct ibv_context *context, uint8_t port_num,
+		    struct ibv_port_attr *attr, size_t attr_size)
+{
+	struct ibv_port_attr full;
+	int ret;
+
+	ret = sxrc_query_port_raw(context, port_num, &full);
+	if (ret)
+		return ret;
+	if (attr_size > sizeof(full)) {
+		memset((char *)attr + sizeof(full), 0,
+		       attr_size - sizeof(full));
+		attr_size = sizeof(full);
+	}
+	memcpy(attr, &full, attr_size);
+	return 0;
+}
+
+/*
+ * The exported symbol serves binaries built against headers older than
+ * the extended context: their struct ends with link_layer at the latest,
+ * so nothing past it is written.
+ */
+#undef ibv_query_port
+SXRC_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
+			       struct _compat_ibv_port_attr *port_attr)
+{
+	return sxrc_query_port(context, port_num,
+			       (struct ibv_port_attr *)port_attr,
+			       offsetof(struct ibv_port_attr, link_layer) + 1);
+}
+
+static int sxrc_query_gid_raw(struct ibv_context *context, uint32_t port_num,
+			      uint32_t index, struct sxrc_gid_out *out)
+{
+	struct sxrc_gid_in in = { .port_num = port_num, .index = index };
+
+	return sxrc_invoke(context->cmd_fd, SXRC_OBJ_DEVICE,
+			   SXRC_DEVICE_QUERY_GID, &in, sizeof(in),
+			   out, sizeof(*out));
+}
+
+SXRC_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num,
+			      int index, union ibv_gid *gid)
+{
+	struct sxrc_gid_out out;
+	int ret;
+
+	if (index < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	ret = sxrc_query_gid_raw(context, port_num, index, &out);
+	if (ret)
+		return -1;
+	memcpy(gid->raw, out.gid, sizeof(gid->raw));
+	return 0;
+}
+
+SXRC_EXPORT int _ibv_query_gid_ex(struct ibv_context *context,
+				  uint32_t port_num, uint32_t gid_index,
+				  struct ibv_gid_entry *entry, uint32_t flags,
+				  size_t entry_size)
+{
+	struct ibv_gid_entry e = { 0 };
+	struct sxrc_gid_out out;
+	int ret;
+
+	if (flags || entry_size < sizeof(e))
+		return EINVAL;
+	ret = sxrc_query_gid_raw(context, port_num, gid_index, &out);
+	if (ret)
+		return ret;
+	memcpy(e.gid.raw, out.gid, sizeof(e.gid.raw));
+	e.gid_index = gid_index;
+	e.port_num = port_num;
+	e.gid_type = out.gid_type;
+	memset(entry, 0, entry_size);
+	memcpy(entry, &e, sizeof(e));
+	return 0;
+}
+
+SXRC_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
+					 struct ibv_gid_entry *entries,
+					 size_t max_entries, uint32_t flags,
+					 size_t entry_size)
+{
+	struct sxrc_context *ctx = to_sxrc_ctx(context);
+	size_t n = 0;
+
+	if (flags || entry_size < sizeof(*entries))
+		return -EINVAL;
+
+	for (uint32_t port = 1; port <= ctx->num_ports; port++) {
+		struct ibv_port_attr pa;
+		int ret = sxrc_query_port_raw(context, port, &pa);
+
+		if (ret)
+			return -ret;
+		for (int i = 0; i < pa.gid_tbl_len; i++) {
+			struct ibv_gid_entry *e;
+
+			if (n == max_entries)
+				return -EINVAL;
+			e = (void *)((char *)entries + n * entry_size);
+			ret = _ibv_query_gid_ex(context, port, i, e, 0,
+						entry_size);
+			if (ret)
+				return -ret;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* IBVERBS_PRIVATE: Debian's ibv_devinfo prints the GID type with it. */
+enum { SXRC_GID_TYPE_SYSFS_IB_ROCE_V1 = 0 };
+
+SXRC_EXPORT int ibv_query_gid_type(struct ibv_context *context,
+				   uint8_t port_num, unsigned int index,
+				   int *type)
+{
+	struct sxrc_gid_out out;
+	int ret;
+
+	ret = sxrc_query_gid_raw(context, port_num, index, &out);
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	*type = SXRC_GID_TYPE_SYSFS_IB_ROCE_V1;
+	return 0;
+}
+
+SXRC_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num,
+			       int index, __be16 *pkey)
+{
+	struct sxrc_gid_in in = { .port_num = port_num, .index = index };
+	struct sxrc_pkey_out out;
+	int ret;
+
+	if (index < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_DEVICE,
+			  SXRC_DEVICE_QUERY_PKEY, &in, sizeof(in),
+			  &out, sizeof(out));
+	if (ret)
+		return -1;
+	*pkey = htobe16(out.pkey);
+	return 0;
+}
+
+SXRC_EXPORT int ibv_get_pkey_index(struct ibv_context *context,
+				   uint8_t port_num, __be16 pkey)
+{
+	for (int i = 0;; i++) {
+		__be16 p;
+
+		if (ibv_query_pkey(context, port_num, i, &p))
+			return -1;
+		if (p == pkey)
+			return i;
+	}
+}

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc userspace library: helpers with no kernel involvement (names
+ * of enums, rate conversions, sysfs access, fork support, logging).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sxrc.h"
+
+void sxrc_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (getenv("SXRC_QUIET"))
+		return;
+	fputs("softxrc: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+/* Read a sysfs attribute into @buf, without the trailing newline. */
+int sxrc_read_sysfs(const char *dir, const char *file, char *buf, size_t size)
+{
+	char path[IBV_SYSFS_PATH_MAX * 2];
+	ssize_t n;
+	int fd;
+
+	if (!size)
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size);
+	close(fd);
+	if (n < 0)
+		return -1;
+	if ((size_t)n == size)
+		n--;
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	buf[n] = '\0';
+	return n;
+}
+
+SXRC_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file,
+				    char *buf, size_t size)
+{
+	return sxrc_read_sysfs(dir, file, buf, size);
+}
+
+SXRC_EXPORT int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
+					  struct ibv_device *dev,
+					  const char *fnfmt, ...)
+{
+	char file[IBV_SYSFS_PATH_MAX];
+	va_list ap;
+
+	va_start(ap, fnfmt);
+	vsnprintf(file, sizeof(file), fnfmt, ap);
+	va_end(ap);
+	return sxrc_read_sysfs(dev->ibdev_path, file, buf, size);
+}
+
+SXRC_EXPORT int ibv_get_sysfs_path(char *buf, size_t size)
+{
+	const char *env = getenv("SYSFS_PATH");
+	size_t len;
+
+	if (!env)
+		env = "/sys";
+	len = strlen(env);
+	while (len > 1 && env[len - 1] == '/')
+		len--;
+	if (len + 1 > size)
+		return -1;
+	memcpy(buf, env, len);
+	buf[len] = '\0';
+	return 0;
+}
+
+/*
+ * Memory pinned with FOLL_LONGTERM stays with the parent across fork() on
+ * every kernel softxrc supports (pinned anonymous pages are copied for the
+ * child at fork time), so no madvise(MADV_DONTFORK) dance is needed.
+ */
+SXRC_EXPORT int ibv_fork_init(void)
+{
+	return 0;
+}
+
+SXRC_EXPORT enum ibv_fork_status ibv_is_fork_initialized(void)
+{
+	return IBV_FORK_UNNEEDED;
+}
+
+SXRC_EXPORT int ibv_dontfork_range(void *base, size_t size)
+{
+	(void)base;
+	(void)size;
+	return 0;
+}
+
+SXRC_EXPORT int ibv_dofork_range(void *base, size_t size)
+{
+	(void)base;
+	(void)size;
+	return 0;
+}
+
+#define SXRC_STR(table, i) \
+	((size_t)(i) < SXRC_ARRAY_SIZE(table) && (table)[i] ? (table)[i] : "unknown")
+
+SXRC_EXPORT const char *ibv_node_type_str(enum ibv_node_type node_type)
+{
+	static const char *const names[] = {
+		[IBV_NODE_CA] = "InfiniBand channel adapter",
+		[IBV_NODE_SWITCH] = "InfiniBand switch",
+		[IBV_NODE_ROUTER] = "InfiniBand router",
+		[IBV_NODE_RNIC] = "iWARP NIC",
+		[IBV_NODE_USNIC] = "usNIC",
+		[IBV_NODE_USNIC_UDP] = "usNIC UDP",
+		[IBV_NODE_UNSPECIFIED] = "unspecified",
+	};
+
+	return SXRC_STR(names, node_type);
+}
+
+SXRC_EXPORT const char *ibv_port_state_str(enum ibv_port_state port_state)
+{
+	static const char *const names[] = {
+		[IBV_PORT_NOP] = "no state change (NOP)",
+		[IBV_PORT_DOWN] = "down",
+		[IBV_PORT_INIT] = "init",
+		[IBV_PORT_ARMED] = "armed",
+		[IBV_PORT_ACTIVE] = "active",
+		[IBV_PORT_ACTIVE_DEFER] = "active defer",
+	};
+
+	return SXRC_STR(names, port_state);
+}
+
+SXRC_EXPORT const char *ibv_event_type_str(enum ibv_event_type event)
+{
+	static const char *const names[] = {
+		[IBV_EVENT_CQ_ERR] = "CQ error",
+		[IBV_EVENT_QP_FATAL] = "local work queue catastrophic error",
+		[IBV_EVENT_QP_REQ_ERR] = "invalid request local work queue error",
+		[IBV_EVENT_QP_ACCESS_ERR] = "local access violation work queue error",
+		[IBV_EVENT_COMM_EST] = "communication established",
+		[IBV_EVENT_SQ_DRAINED] = "send queue drained",
+		[IBV_EVENT_PATH_MIG] = "path migrated",
+		[IBV_EVENT_PATH_MIG_ERR] = "path migration request error",
+		[IBV_EVENT_DEVICE_FATAL] = "local catastrophic error",
+		[IBV_EVENT_PORT_ACTIVE] = "port active",
+		[IBV_EVENT_PORT_ERR] = "port error",
+		[IBV_EVENT_LID_CHANGE] = "LID change",
+		[IBV_EVENT_PKEY_CHANGE] = "P_Key change",
+		[IBV_EVENT_SM_CHANGE] = "SM change",
+		[IBV_EVENT_SRQ_ERR] = "SRQ catastrophic error",
+		[IBV_EVENT_SRQ_LIMIT_REACHED] = "SRQ limit reached",
+		[IBV_EVENT_QP_LAST_WQE_REACHED] = "last WQE reached",
+		[IBV_EVENT_CLIENT_REREGISTER] = "client reregistration",
+		[IBV_EVENT_GID_CHANGE] = "GID table change",
+		[IBV_EVENT_WQ_FATAL] = "WQ fatal",
+	};
+
+	return SXRC_STR(names, event);
+}
+
+SXRC_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status status)
+{
+	static const char *const names[] = {
+		[IBV_WC_SUCCESS] = "success",
+		[IBV_WC_LOC_LEN_ERR] = "local length error",
+		[IBV_WC_LOC_QP_OP_ERR] = "local QP operation error",
+		[IBV_WC_LOC_EEC_OP_ERR] = "local EE context operation error",
+		[IBV_WC_LOC_PROT_ERR] = "local protection error",
+		[IBV_WC_WR_FLUSH_ERR] = "Work Request Flushed Error",
+		[IBV_WC_MW_BIND_ERR] = "memory management operation error",
+		[IBV_WC_BAD_RESP_ERR] = "bad response error",
+		[IBV_WC_LOC_ACCESS_ERR] = "local access error",
+		[IBV_WC_REM_INV_REQ_ERR] = "remote invalid request error",
+		[IBV_WC_REM_ACCESS_ERR] = "remote access error",
+		[IBV_WC_REM_OP_ERR] = "remote operation error",
+		[IBV_WC_RETRY_EXC_ERR] = "transport retry counter exceeded",
+		[IBV_WC_RNR_RETRY_EXC_ERR] = "RNR retry counter exceeded",
+		[IBV_WC_LOC_RDD_VIOL_ERR] = "local RDD violation error",
+		[IBV_WC_REM_INV_RD_REQ_ERR] = "remote invalid RD request",
+		[IBV_WC_REM_ABORT_ERR] = "aborted error",
+		[IBV_WC_INV_EECN_ERR] = "invalid EE context number",
+		[IBV_WC_INV_EEC_STATE_ERR] = "invalid EE context state",
+		[IBV_WC_FATAL_ERR] = "fatal error",
+		[IBV_WC_RESP_TIMEOUT_ERR] = "response timeout error",
+		[IBV_WC_GENERAL_ERR] = "general error",
+		[IBV_WC_TM_ERR] = "TM error",
+		[IBV_WC_TM_RNDV_INCOMPLETE] = "TM software rendezvous",
+	};
+
+	return SXRC_STR(names, status);
+}
+
+/* Static rate: enum ibv_rate, multiple of 2.5 Gb/s, and Mb/s. */
+static const struct {
+	enum ibv_rate rate;
+	int mult;
+	int mbps;
+} sxrc_rates[] = {
+	{ IBV_RATE_2_5_GBPS, 1, 2500 },
+	{ IBV_RATE_5_GBPS, 2, 5000 },
+	{ IBV_RATE_10_GBPS, 4, 10000 },
+	{ IBV_RATE_20_GBPS, 8, 20000 },
+	{ IBV_RATE_30_GBPS, 12, 30000 },
+	{ IBV_RATE_40_GBPS, 16, 40000 },
+	{ IBV_RATE_60_GBPS, 24, 60000 },
+	{ IBV_RATE_80_GBPS, 32, 80000 },
+	{ IBV_RATE_120_GBPS, 48, 120000 },
+	{ IBV_RATE_14_GBPS, 5, 14062 },
+	{ IBV_RATE_56_GBPS, 22, 56250 },
+	{ IBV_RATE_112_GBPS, 45, 112500 },
+	{ IBV_RATE_168_GBPS, 67, 168750 },
+	{ IBV_RATE_25_GBPS, 10, 25781 },
+	{ IBV_RATE_100_GBPS, 40, 103125 },
+	{ IBV_RATE_200_GBPS, 80, 206250 },
+	{ IBV_RATE_300_GBPS, 120, 309375 },
+	{ IBV_RATE_28_GBPS, 11, 28125 },
+	{ IBV_RATE_50_GBPS, 20, 53125 },
+	{ IBV_RATE_400_GBPS, 160, 425000 },
+	{ IBV_RATE_600_GBPS, 240, 637500 },
+};
+
+SXRC_EXPORT int ibv_rate_to_mult(enum ibv_rate rate)
+{
+	for (size_t i = 0; i < SXRC_ARRAY_SIZE(sxrc_rates); i++)
+		if (sxrc_rates[i].rate == rate)
+			return sxrc_rates[i].mult;
+	return -1;
+}
+
+SXRC_EXPORT enum ibv_rate mult_to_ibv_rate(int mult)
+{
+	for (size_t i = 0; i < SXRC_ARRAY_SIZE(sxrc_rates); i++)
+		if (sxrc_rates[i].mult == mult)
+			return sxrc_rates[i].rate;
+	return IBV_RATE_MAX;
+}
+
+SXRC_EXPORT int ibv_rate_to_mbps(enum ibv_rate rate)
+{
+	for (size_t i = 0; i < SXRC_ARRAY_SIZE(sxrc_rates); i++)
+		if (sxrc_rates[i].rate == rate)
+			return sxrc_rates[i].mbps;
+	return -1;
+}
+
+SXRC_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
+{
+	for (size_t i = 0; i < SXRC_ARRAY_SIZE(sxrc_rates); i++)
+		if (sxrc_rates[i].mbps == mbps)
+			return sxrc_rates[i].rate;
+	return IBV_RATE_MAX;
+}
