@@ -49,7 +49,26 @@ int sxrc_device_query(struct sxrc_call *call)
 	attr->vendor_id = 0;
 	attr->vendor_part_id = 0x5c;
 	attr->hw_ver = 1;
+	attr->device_cap_flags = SXRC_DEVICE_N_NOTIFY_CQ;
 	attr->max_pd = sxrc_max_pd;
+	attr->max_mr = sxrc_type_limit(SXRC_TYPE_MR);
+	attr->max_cq = sxrc_max_cq;
+	attr->max_cqe = SXRC_MAX_CQE;
+	attr->max_qp = sxrc_type_limit(SXRC_TYPE_QP);
+	attr->max_qp_wr = SXRC_MAX_QP_WR;
+	attr->max_sge = SXRC_MAX_SGE;
+	attr->max_sge_rd = SXRC_MAX_SGE;
+	attr->max_srq = sxrc_type_limit(SXRC_TYPE_SRQ);
+	attr->max_srq_wr = SXRC_MAX_QP_WR;
+	attr->max_srq_sge = SXRC_MAX_SGE;
+	attr->max_qp_rd_atom = SXRC_MAX_RD_ATOM;
+	attr->max_qp_init_rd_atom = SXRC_MAX_RD_ATOM;
+	attr->max_res_rd_atom = SXRC_MAX_RD_ATOM * attr->max_qp;
+	attr->max_mcast_grp = SXRC_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = SXRC_MAX_MCAST_QP;
+	attr->max_total_mcast_qp_attach = SXRC_MAX_MCAST_GRP *
+					  SXRC_MAX_MCAST_QP;
+	attr->max_inline_data = SXRC_MAX_INLINE;
 	attr->max_pkeys = SXRC_PKEY_TBL_LEN;
 	attr->local_ca_ack_delay = 15;
 	attr->phys_port_cnt = 1;
@@ -243,9 +262,50 @@ static ssize_t pd_show(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(pd);
 
+static ssize_t mr_show(struct device *d, struct device_attribute *attr,
+		       char *buf)
+{
+	return sxrc_show_count(d, buf, &to_sxrc_dev(d)->nobj[SXRC_TYPE_MR]);
+}
+static DEVICE_ATTR_RO(mr);
+
+static ssize_t cq_show(struct device *d, struct device_attribute *attr,
+		       char *buf)
+{
+	return sxrc_show_count(d, buf, &to_sxrc_dev(d)->nobj[SXRC_TYPE_CQ]);
+}
+static DEVICE_ATTR_RO(cq);
+
+static ssize_t qp_show(struct device *d, struct device_attribute *attr,
+		       char *buf)
+{
+	return sxrc_show_count(d, buf, &to_sxrc_dev(d)->nobj[SXRC_TYPE_QP]);
+}
+static DEVICE_ATTR_RO(qp);
+
+static ssize_t srq_show(struct device *d, struct device_attribute *attr,
+			char *buf)
+{
+	return sxrc_show_count(d, buf, &to_sxrc_dev(d)->nobj[SXRC_TYPE_SRQ]);
+}
+static DEVICE_ATTR_RO(srq);
+
+static ssize_t mr_pages_show(struct device *d, struct device_attribute *attr,
+			     char *buf)
+{
+	return sysfs_emit(buf, "%lld\n",
+			  (long long)atomic64_read(&to_sxrc_dev(d)->mr_pages));
+}
+static DEVICE_ATTR_RO(mr_pages);
+
 static struct attribute *sxrc_obj_attrs[] = {
 	&dev_attr_contexts.attr,
 	&dev_attr_pd.attr,
+	&dev_attr_mr.attr,
+	&dev_attr_cq.attr,
+	&dev_attr_qp.attr,
+	&dev_attr_srq.attr,
+	&dev_attr_mr_pages.attr,
 	NULL,
 };
 

@@ -9,13 +9,22 @@
 
 #include "sxrc.h"
 
+/**
+ * struct sxrc_event - a queued async event
+ * @entry: on ctx->ev_list
+ * @obj: the object it is about (counted when read, dropped when the
+ *	object is destroyed first), or NULL for port events
+ * @rec: what read() returns
+ */
 struct sxrc_event {
 	struct list_head entry;
+	struct sxrc_obj *obj;
 	struct sxrc_async_event rec;
 };
 
 void sxrc_ctx_events_init(struct sxrc_ctx *ctx)
 {
+	mutex_init(&ctx->ev_read_mutex);
 	spin_lock_init(&ctx->ev_lock);
 	INIT_LIST_HEAD(&ctx->ev_list);
 	init_waitqueue_head(&ctx->ev_wait);
@@ -39,13 +48,14 @@ void sxrc_ctx_events_flush(struct sxrc_ctx *ctx)
  * @event_type: SXRC_EVENT_*
  * @element_type: enum sxrc_async_element
  * @element: port number or user cookie
+ * @obj: the object the event is about, or NULL
  *
  * May be called from any context that can allocate with GFP_ATOMIC.  A
  * full queue, or a failed allocation, drops the event and marks the next
  * delivered record with SXRC_ASYNC_FLAG_OVERFLOW.
  */
 void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
-		      u64 element)
+		      u64 element, struct sxrc_obj *obj)
 {
 	struct sxrc_event *ev;
 	unsigned long flags;
@@ -59,6 +69,7 @@ void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
 		kfree(ev);
 		return;
 	}
+	ev->obj = obj;
 	ev->rec.element = element;
 	ev->rec.event_type = event_type;
 	ev->rec.element_type = element_type;
@@ -76,8 +87,40 @@ void sxrc_dev_event(struct sxrc_dev *dev, u32 event_type, u32 port_num)
 
 	spin_lock(&dev->lock);
 	list_for_each_entry(ctx, &dev->ctx_list, dev_entry)
-		sxrc_queue_event(ctx, event_type, SXRC_ELEMENT_PORT, port_num);
+		sxrc_queue_event(ctx, event_type, SXRC_ELEMENT_PORT, port_num,
+				 NULL);
 	spin_unlock(&dev->lock);
+}
+
+/* Tell the owner of @obj about it. */
+void sxrc_obj_event(struct sxrc_obj *obj, u32 event_type)
+{
+	sxrc_queue_event(obj->ctx, event_type, SXRC_ELEMENT_OBJECT,
+			 obj->user_cookie, obj);
+}
+
+/*
+ * @obj is being destroyed: its unread events go, so that the count the
+ * destroy reports is what the library actually read.
+ */
+void sxrc_ctx_purge_events(struct sxrc_ctx *ctx, struct sxrc_obj *obj)
+{
+	struct sxrc_event *ev, *tmp;
+	LIST_HEAD(dead);
+
+	mutex_lock(&ctx->ev_read_mutex);
+	spin_lock_irq(&ctx->ev_lock);
+	list_for_each_entry_safe(ev, tmp, &ctx->ev_list, entry) {
+		if (ev->obj != obj)
+			continue;
+		list_move(&ev->entry, &dead);
+		ctx->ev_count--;
+	}
+	spin_unlock_irq(&ctx->ev_lock);
+	mutex_unlock(&ctx->ev_read_mutex);
+
+	list_for_each_entry_safe(ev, tmp, &dead, entry)
+		kfree(ev);
 }
 
 static bool sxrc_events_pending(struct sxrc_ctx *ctx)
@@ -113,6 +156,7 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 			return ret;
 	}
 
+	mutex_lock(&ctx->ev_read_mutex);
 	while (done + rec_size <= len) {
 		spin_lock_irq(&ctx->ev_lock);
 		ev = list_first_entry_or_null(&ctx->ev_list, struct sxrc_event,
@@ -123,6 +167,8 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 		}
 		list_del(&ev->entry);
 		ctx->ev_count--;
+		if (ev->obj)
+			atomic_inc(&ev->obj->async_events);
 		if (ctx->ev_overflow) {
 			ev->rec.flags |= SXRC_ASYNC_FLAG_OVERFLOW;
 			ctx->ev_overflow = false;
@@ -132,14 +178,18 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 		if (copy_to_user(buf + done, &ev->rec, rec_size)) {
 			/* Put it back so the event is not lost. */
 			spin_lock_irq(&ctx->ev_lock);
+			if (ev->obj)
+				atomic_dec(&ev->obj->async_events);
 			list_add(&ev->entry, &ctx->ev_list);
 			ctx->ev_count++;
 			spin_unlock_irq(&ctx->ev_lock);
+			mutex_unlock(&ctx->ev_read_mutex);
 			return done ? done : -EFAULT;
 		}
 		kfree(ev);
 		done += rec_size;
 	}
+	mutex_unlock(&ctx->ev_read_mutex);
 	return done;
 }
 

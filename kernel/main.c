@@ -16,6 +16,22 @@ unsigned int sxrc_max_pd = 1U << 18;
 module_param_named(max_pd, sxrc_max_pd, uint, 0444);
 MODULE_PARM_DESC(max_pd, "protection domains per device");
 
+unsigned int sxrc_max_mr = 1U << 20;
+module_param_named(max_mr, sxrc_max_mr, uint, 0444);
+MODULE_PARM_DESC(max_mr, "memory regions per device");
+
+unsigned int sxrc_max_cq = 1U << 18;
+module_param_named(max_cq, sxrc_max_cq, uint, 0444);
+MODULE_PARM_DESC(max_cq, "completion queues per device");
+
+unsigned int sxrc_max_qp = 1U << 18;
+module_param_named(max_qp, sxrc_max_qp, uint, 0444);
+MODULE_PARM_DESC(max_qp, "queue pairs per device (256 processes x 1024)");
+
+unsigned int sxrc_max_srq = 1U << 18;
+module_param_named(max_srq, sxrc_max_srq, uint, 0444);
+MODULE_PARM_DESC(max_srq, "shared receive queues per device");
+
 static struct sxrc_dev *sxrc_devs[SXRC_MAX_DEVICES];
 
 u32 sxrc_type_limit(enum sxrc_obj_type type)
@@ -23,6 +39,14 @@ u32 sxrc_type_limit(enum sxrc_obj_type type)
 	switch (type) {
 	case SXRC_TYPE_PD:
 		return sxrc_max_pd;
+	case SXRC_TYPE_MR:
+		return min(sxrc_max_mr, SXRC_MR_INDEX_MAX);
+	case SXRC_TYPE_CQ:
+		return sxrc_max_cq;
+	case SXRC_TYPE_QP:
+		return min(sxrc_max_qp, SXRC_QPN_MAX - 1);
+	case SXRC_TYPE_SRQ:
+		return min(sxrc_max_srq, SXRC_QPN_MAX);
 	default:
 		return 0;
 	}
@@ -51,6 +75,11 @@ static int sxrc_dev_add(u32 index)
 	dev->port_state = SXRC_PORT_ACTIVE;
 	spin_lock_init(&dev->lock);
 	INIT_LIST_HEAD(&dev->ctx_list);
+	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC);
+	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC);
+	xa_init_flags(&dev->srqs, XA_FLAGS_ALLOC);
+	mutex_init(&dev->mcast_lock);
+	INIT_LIST_HEAD(&dev->mcast_list);
 
 	dev->misc.minor = MISC_DYNAMIC_MINOR;
 	dev->misc.name = dev->name;
@@ -76,6 +105,11 @@ static void sxrc_dev_remove(u32 index)
 		return;
 	/* No context can be open: each holds a reference on the module. */
 	misc_deregister(&dev->misc);
+	WARN_ON(!xa_empty(&dev->mrs) || !xa_empty(&dev->qps) ||
+		!xa_empty(&dev->srqs) || !list_empty(&dev->mcast_list));
+	xa_destroy(&dev->mrs);
+	xa_destroy(&dev->qps);
+	xa_destroy(&dev->srqs);
 	kfree(dev);
 	sxrc_devs[index] = NULL;
 }

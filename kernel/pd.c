@@ -46,5 +46,5 @@ int sxrc_pd_dealloc(struct sxrc_call *call)
 
 	if (in->reserved)
 		return -EINVAL;
-	return sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_PD);
+	return sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_PD, NULL);
 }

@@ -24,9 +24,24 @@
 #define SXRC_GID_TBL_LEN	1
 #define SXRC_PKEY_TBL_LEN	1
 
+/* Device limits that are not module parameters. */
+#define SXRC_MAX_QP_WR		16384
+#define SXRC_MAX_SGE		32
+#define SXRC_MAX_INLINE		512
+#define SXRC_MAX_CQE		BIT(20)
+#define SXRC_MAX_RD_ATOM	16
+#define SXRC_MAX_MCAST_GRP	256
+#define SXRC_MAX_MCAST_QP	256
+#define SXRC_QPN_MAX		((1U << 24) - 1)
+#define SXRC_MR_INDEX_MAX	((1U << 24) - 1)
+
 /* Object classes with a per-device limit and a live count. */
 enum sxrc_obj_type {
 	SXRC_TYPE_PD,
+	SXRC_TYPE_MR,
+	SXRC_TYPE_CQ,
+	SXRC_TYPE_QP,
+	SXRC_TYPE_SRQ,
 	SXRC_NUM_TYPES,
 };
 
@@ -41,6 +56,15 @@ enum sxrc_obj_type {
  * @ctx_list: open user contexts, for device-wide async events
  * @nobj: live objects per enum sxrc_obj_type, for limits and sysfs
  * @nctx: open contexts
+ * @mr_pages: pages pinned by all MRs of the device
+ * @mrs: MR index -> struct sxrc_mr *, for rkeys from any context
+ * @mr_next: where the cyclic MR index allocation goes on
+ * @qps: QP number -> struct sxrc_qp *
+ * @qp_next: where the cyclic QPN allocation goes on
+ * @srqs: SRQ number -> struct sxrc_srq *
+ * @srq_next: where the cyclic SRQN allocation goes on
+ * @mcast_lock: protects @mcast_list
+ * @mcast_list: multicast attachments (struct sxrc_mcast)
  */
 struct sxrc_dev {
 	struct miscdevice misc;
@@ -52,6 +76,15 @@ struct sxrc_dev {
 	struct list_head ctx_list;
 	atomic_t nobj[SXRC_NUM_TYPES];
 	atomic_t nctx;
+	atomic64_t mr_pages;
+	struct xarray mrs;
+	u32 mr_next;
+	struct xarray qps;
+	u32 qp_next;
+	struct xarray srqs;
+	u32 srq_next;
+	struct mutex mcast_lock;	/* protects mcast_list */
+	struct list_head mcast_list;
 };
 
 struct sxrc_ctx;
@@ -59,6 +92,9 @@ struct sxrc_obj;
 
 /**
  * struct sxrc_obj_ops - how an object class is torn down
+ * @busy: optional; true while an explicit destroy must fail with EBUSY
+ *	for a reason other than dependent objects (a QP attached to a
+ *	multicast group); a closing context destroys regardless
  * @destroy: undo the object's effects on others (drop the users count
  *	of what it uses, stop its work); called once, after the object left
  *	the handle table, by an explicit destroy, a failed create or the
@@ -66,6 +102,7 @@ struct sxrc_obj;
  * @release: free the memory once the last reference is gone
  */
 struct sxrc_obj_ops {
+	bool (*busy)(struct sxrc_obj *obj);
 	void (*destroy)(struct sxrc_obj *obj);
 	void (*release)(struct sxrc_obj *obj);
 };
@@ -83,6 +120,7 @@ struct sxrc_obj_ops {
  *	raised only while holding a usage count, destroy fails with EBUSY
  *	while it is not zero
  * @user_cookie: the library's value, echoed in async events
+ * @async_events: async events about the object read by the library
  * @ops: class operations
  */
 struct sxrc_obj {
@@ -93,6 +131,7 @@ struct sxrc_obj {
 	atomic_t usage;
 	atomic_t users;
 	u64 user_cookie;
+	atomic_t async_events;
 	const struct sxrc_obj_ops *ops;
 };
 
@@ -101,22 +140,29 @@ struct sxrc_obj {
  * @dev: the device
  * @objects: handle -> struct sxrc_obj *; the xarray's own lock
  *	serialises insertions and removals, lookups run under RCU
+ * @ev_read_mutex: held by a reader from dequeuing a record until it
+ *	reached userspace (or was put back), and by a purge, so that a
+ *	record is never put back for an object destroyed meanwhile
  * @ev_lock: protects @ev_list, @ev_count, @ev_overflow
  * @ev_list: queued struct sxrc_event records
  * @ev_count: length of @ev_list
  * @ev_overflow: an event was dropped since the last read
  * @ev_wait: readers and pollers of the async event queue
  * @dev_entry: on dev->ctx_list, under dev->lock
+ * @mmaps: mmap offset >> PAGE_SHIFT -> struct sxrc_ring * the context may
+ *	map; the xarray's lock serialises changes and lookups
  */
 struct sxrc_ctx {
 	struct sxrc_dev *dev;
 	struct xarray objects;
+	struct mutex ev_read_mutex;	/* see above; taken before ev_lock */
 	spinlock_t ev_lock;		/* protects ev_list/count/overflow */
 	struct list_head ev_list;
 	u32 ev_count;
 	bool ev_overflow;
 	wait_queue_head_t ev_wait;
 	struct list_head dev_entry;
+	struct xarray mmaps;
 };
 
 struct sxrc_pd {
@@ -129,10 +175,243 @@ static inline struct sxrc_pd *to_sxrc_pd(struct sxrc_obj *obj)
 }
 
 /**
+ * struct sxrc_ring - memory shared with the library through mmap()
+ * @ref: the owning object holds one reference, each VMA another
+ * @vaddr: vmalloc_user() memory; starts with struct sxrc_ring_hdr
+ * @size: bytes, a multiple of PAGE_SIZE
+ * @entries: slots, a power of two
+ * @stride: bytes per slot
+ * @mmap_id: its key in ctx->mmaps (offset >> PAGE_SHIFT), 0 if none
+ */
+struct sxrc_ring {
+	struct kref ref;
+	void *vaddr;
+	size_t size;
+	u32 entries;
+	u32 stride;
+	u32 mmap_id;
+};
+
+static inline struct sxrc_ring_hdr *sxrc_ring_hdr(struct sxrc_ring *ring)
+{
+	return ring->vaddr;
+}
+
+static inline void *sxrc_ring_slot(struct sxrc_ring *ring, u32 index)
+{
+	return ring->vaddr + SXRC_RING_HDR_SIZE +
+	       (size_t)(index & (ring->entries - 1)) * ring->stride;
+}
+
+/**
+ * struct sxrc_page_run - pinned pages that are physically contiguous
+ * @page: first page
+ * @offset: byte offset of @page from the page-aligned start of the umem
+ * @npages: pages in the run
+ */
+struct sxrc_page_run {
+	struct page *page;
+	u64 offset;
+	unsigned long npages;
+};
+
+/**
+ * struct sxrc_umem - user memory pinned for an MR
+ * @ref: the MR holds one reference, a copy in progress another
+ * @owner_mm: the mm charged for the pin (mmgrab'ed)
+ * @dev: the device counting the pages
+ * @addr: user address of the first byte
+ * @length: bytes
+ * @npages: pages pinned and charged
+ * @writable: pinned with FOLL_WRITE; pages are dirtied on unpin
+ * @nruns: entries of @runs
+ * @runs: the pages, in order, coalesced into contiguous runs
+ */
+struct sxrc_umem {
+	struct kref ref;
+	struct mm_struct *owner_mm;
+	struct sxrc_dev *dev;
+	u64 addr;
+	u64 length;
+	unsigned long npages;
+	bool writable;
+	unsigned long nruns;
+	struct sxrc_page_run *runs;
+};
+
+/**
+ * struct sxrc_mr - a memory region
+ * @obj: handle-table header
+ * @rereg_mutex: serialises reregistrations of this MR
+ * @lock: protects @pd, @access, @iova and @umem against a rereg
+ * @pd: its PD (holds a users count on it)
+ * @key: lkey == rkey
+ * @access: SXRC_ACCESS_*
+ * @iova: address of the first byte in work requests
+ * @umem: the pinned pages
+ * @rcu: the MR is freed after a grace period: rkeys are looked up in
+ *	dev->mrs under RCU
+ */
+struct sxrc_mr {
+	struct sxrc_obj obj;
+	struct mutex rereg_mutex;	/* one rereg at a time */
+	spinlock_t lock;	/* protects pd, access, iova, umem */
+	struct sxrc_pd *pd;
+	u32 key;
+	u32 access;
+	u64 iova;
+	struct sxrc_umem *umem;
+	struct rcu_head rcu;
+};
+
+static inline struct sxrc_mr *to_sxrc_mr(struct sxrc_obj *obj)
+{
+	return container_of(obj, struct sxrc_mr, obj);
+}
+
+/**
+ * struct sxrc_channel - a completion channel (a file of its own)
+ * @ref: the file holds one reference, each CQ using it another
+ * @dev: the device it was made on
+ * @lock: protects @ready
+ * @ready: CQs with an undelivered event (sxrc_cq.ev_entry)
+ * @wait: readers and pollers
+ */
+struct sxrc_channel {
+	struct kref ref;
+	struct sxrc_dev *dev;
+	spinlock_t lock;	/* protects ready and each cq->ev_entry */
+	struct list_head ready;
+	wait_queue_head_t wait;
+};
+
+/**
+ * struct sxrc_cq - a completion queue
+ * @obj: handle-table header
+ * @lock: protects @ring, @prod and @error; taken by every producer and
+ *	by resize
+ * @ring: the CQE ring shared with the library
+ * @prod: the kernel's own producer index (the ring's copy is only
+ *	published, never read back)
+ * @error: overrun happened; nothing more is produced
+ * @channel: completion channel, or NULL
+ * @ev_entry: on channel->ready while an event waits to be read
+ * @comp_events: channel events read by the library
+ */
+struct sxrc_cq {
+	struct sxrc_obj obj;
+	spinlock_t lock;	/* protects ring, prod, error */
+	struct sxrc_ring *ring;
+	u32 prod;
+	bool error;
+	struct sxrc_channel *channel;
+	struct list_head ev_entry;
+	atomic_t comp_events;
+};
+
+static inline struct sxrc_cq *to_sxrc_cq(struct sxrc_obj *obj)
+{
+	return container_of(obj, struct sxrc_cq, obj);
+}
+
+/**
+ * struct sxrc_wq - a work queue: a ring the library produces into
+ * @ring: the ring, NULL for the RQ of a QP on an SRQ
+ * @cons: the kernel's own consumer index
+ * @max_sge: scatter/gather entries a WQE may carry
+ */
+struct sxrc_wq {
+	struct sxrc_ring *ring;
+	u32 cons;
+	u32 max_sge;
+};
+
+/**
+ * struct sxrc_srq - a shared receive queue
+ * @obj: handle-table header
+ * @lock: protects @wq, @limit
+ * @pd: its PD
+ * @srqn: SRQ number (dev->srqs)
+ * @wq: the receive ring
+ * @max_wr: usable depth
+ * @limit: SRQ_LIMIT_REACHED fires when fewer WQEs than this remain
+ */
+struct sxrc_srq {
+	struct sxrc_obj obj;
+	spinlock_t lock;	/* protects wq, limit */
+	struct sxrc_pd *pd;
+	u32 srqn;
+	struct sxrc_wq wq;
+	u32 max_wr;
+	u32 limit;
+};
+
+static inline struct sxrc_srq *to_sxrc_srq(struct sxrc_obj *obj)
+{
+	return container_of(obj, struct sxrc_srq, obj);
+}
+
+/**
+ * struct sxrc_qp - a queue pair
+ * @obj: handle-table header
+ * @lock: protects @attr (state included), @sq and @rq
+ * @qpn: QP number (dev->qps)
+ * @type: SXRC_QPT_*
+ * @sq_sig_all: every send WR completes
+ * @pd: its PD
+ * @send_cq: CQ of the SQ
+ * @recv_cq: CQ of the RQ
+ * @srq: SRQ, or NULL
+ * @cap: capacities
+ * @attr: current attributes, as set by modify
+ * @sq: the send queue
+ * @rq: the receive queue (no ring on an SRQ)
+ * @mcast_count: multicast groups attached (under dev->mcast_lock)
+ */
+struct sxrc_qp {
+	struct sxrc_obj obj;
+	spinlock_t lock;	/* protects attr, sq, rq */
+	u32 qpn;
+	u32 type;
+	bool sq_sig_all;
+	struct sxrc_pd *pd;
+	struct sxrc_cq *send_cq;
+	struct sxrc_cq *recv_cq;
+	struct sxrc_srq *srq;
+	struct sxrc_qp_cap cap;
+	struct sxrc_qp_attr attr;
+	struct sxrc_wq sq;
+	struct sxrc_wq rq;
+	u32 mcast_count;
+};
+
+static inline struct sxrc_qp *to_sxrc_qp(struct sxrc_obj *obj)
+{
+	return container_of(obj, struct sxrc_qp, obj);
+}
+
+/**
+ * struct sxrc_mcast - one QP attached to one multicast group
+ * @entry: on dev->mcast_list
+ * @gid: group GID
+ * @lid: group LID
+ * @qp: the attached QP
+ */
+struct sxrc_mcast {
+	struct list_head entry;
+	u8 gid[16];
+	u16 lid;
+	struct sxrc_qp *qp;
+};
+
+/**
  * struct sxrc_call - one SXRC_IOCTL_INVOKE in progress
  * @ctx: the caller's context
  * @in: the method's input, copied and zero-extended to its kernel size
  * @out: the method's output buffer, zeroed, of its kernel size
+ * @new_file: a file created by the method (a channel); installed at
+ *	@new_fd only once the output has reached userspace
+ * @new_fd: reserved descriptor for @new_file
  * @new_obj: set by sxrc_obj_init() in a creation method; published only
  *	once the output has reached userspace, destroyed if the handler or
  *	the copy-out fails afterwards (two-phase create).  sxrc_obj_init()
@@ -143,11 +422,17 @@ struct sxrc_call {
 	struct sxrc_ctx *ctx;
 	const void *in;
 	void *out;
+	struct file *new_file;
+	int new_fd;
 	struct sxrc_obj *new_obj;
 };
 
 /* main.c */
 extern unsigned int sxrc_max_pd;
+extern unsigned int sxrc_max_mr;
+extern unsigned int sxrc_max_cq;
+extern unsigned int sxrc_max_qp;
+extern unsigned int sxrc_max_srq;
 u32 sxrc_type_limit(enum sxrc_obj_type type);
 
 /* uctx.c: handles and object lifetime */
@@ -157,14 +442,20 @@ int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
 struct sxrc_obj *sxrc_obj_get(struct sxrc_ctx *ctx, u32 handle,
 			      enum sxrc_obj_type type);
 void sxrc_obj_put(struct sxrc_obj *obj);
-int sxrc_obj_destroy(struct sxrc_ctx *ctx, u32 handle, enum sxrc_obj_type type);
+void sxrc_obj_drop(struct sxrc_obj *obj);
+void sxrc_obj_depend(struct sxrc_obj *obj);
+void sxrc_obj_undepend(struct sxrc_obj *obj);
+int sxrc_obj_destroy(struct sxrc_ctx *ctx, u32 handle, enum sxrc_obj_type type,
+		     struct sxrc_obj **keep);
 extern const struct file_operations sxrc_fops;
 
 /* event.c: the async event queue of a context */
 void sxrc_ctx_events_init(struct sxrc_ctx *ctx);
 void sxrc_ctx_events_flush(struct sxrc_ctx *ctx);
 void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
-		      u64 element);
+		      u64 element, struct sxrc_obj *obj);
+void sxrc_obj_event(struct sxrc_obj *obj, u32 event_type);
+void sxrc_ctx_purge_events(struct sxrc_ctx *ctx, struct sxrc_obj *obj);
 void sxrc_dev_event(struct sxrc_dev *dev, u32 event_type, u32 port_num);
 ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 			loff_t *pos);
@@ -181,5 +472,40 @@ extern const struct attribute_group *sxrc_dev_groups[];
 /* pd.c */
 int sxrc_pd_alloc(struct sxrc_call *call);
 int sxrc_pd_dealloc(struct sxrc_call *call);
+
+/* ring.c: mapped rings */
+struct sxrc_ring *sxrc_ring_alloc(struct sxrc_ctx *ctx, u32 entries,
+				  u32 stride);
+void sxrc_ring_put(struct sxrc_ring *ring);
+void sxrc_ring_unmap(struct sxrc_ctx *ctx, struct sxrc_ring *ring);
+void sxrc_wq_info(struct sxrc_ring *ring, struct sxrc_wq_info *info);
+int sxrc_mmap(struct file *file, struct vm_area_struct *vma);
+
+/* mr.c */
+int sxrc_mr_reg(struct sxrc_call *call);
+int sxrc_mr_dereg(struct sxrc_call *call);
+int sxrc_mr_rereg(struct sxrc_call *call);
+
+/* cq.c */
+int sxrc_cq_create(struct sxrc_call *call);
+int sxrc_cq_destroy(struct sxrc_call *call);
+int sxrc_cq_resize(struct sxrc_call *call);
+int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe);
+int sxrc_channel_create(struct sxrc_call *call);
+
+/* qp.c */
+int sxrc_qp_create(struct sxrc_call *call);
+int sxrc_qp_destroy(struct sxrc_call *call);
+int sxrc_qp_modify(struct sxrc_call *call);
+int sxrc_qp_query(struct sxrc_call *call);
+int sxrc_qp_attach_mcast(struct sxrc_call *call);
+int sxrc_qp_detach_mcast(struct sxrc_call *call);
+bool sxrc_qp_transition_ok(u32 type, u32 cur, u32 next, u32 mask);
+
+/* srq.c */
+int sxrc_srq_create(struct sxrc_call *call);
+int sxrc_srq_destroy(struct sxrc_call *call);
+int sxrc_srq_modify(struct sxrc_call *call);
+int sxrc_srq_query(struct sxrc_call *call);
 
 #endif /* SXRC_H */

@@ -8,6 +8,7 @@
  * is built, its handle is copied out, and only then is it published; a
  * failure anywhere before publication destroys it again.
  */
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/nospec.h>
@@ -21,6 +22,10 @@
  * what they use.
  */
 static const enum sxrc_obj_type sxrc_destroy_order[] = {
+	SXRC_TYPE_QP,
+	SXRC_TYPE_SRQ,
+	SXRC_TYPE_CQ,
+	SXRC_TYPE_MR,
 	SXRC_TYPE_PD,
 };
 
@@ -64,6 +69,7 @@ int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
 	kref_init(&obj->ref);
 	atomic_set(&obj->usage, 0);
 	atomic_set(&obj->users, 0);
+	atomic_set(&obj->async_events, 0);
 	obj->ctx = ctx;
 	obj->type = type;
 	obj->ops = ops;
@@ -92,6 +98,7 @@ static void sxrc_obj_publish(struct sxrc_obj *obj)
  */
 static void sxrc_obj_teardown(struct sxrc_obj *obj)
 {
+	sxrc_ctx_purge_events(obj->ctx, obj);
 	if (obj->ops->destroy)
 		obj->ops->destroy(obj);
 	atomic_dec(&obj->ctx->dev->nobj[obj->type]);
@@ -138,16 +145,44 @@ void sxrc_obj_put(struct sxrc_obj *obj)
 	kref_put(&obj->ref, sxrc_obj_release);
 }
 
+/* Drop a plain reference, as taken by sxrc_obj_destroy(..., keep). */
+void sxrc_obj_drop(struct sxrc_obj *obj)
+{
+	kref_put(&obj->ref, sxrc_obj_release);
+}
+
+/**
+ * sxrc_obj_depend - make a new object depend on @obj
+ * @obj: an object the caller holds through sxrc_obj_get()
+ *
+ * @obj cannot be destroyed (EBUSY) until sxrc_obj_undepend(), and its
+ * memory stays until then whatever happens to its handle.
+ */
+void sxrc_obj_depend(struct sxrc_obj *obj)
+{
+	atomic_inc(&obj->users);
+	kref_get(&obj->ref);
+}
+
+void sxrc_obj_undepend(struct sxrc_obj *obj)
+{
+	atomic_dec(&obj->users);
+	kref_put(&obj->ref, sxrc_obj_release);
+}
+
 /**
  * sxrc_obj_destroy - destroy the object a handle names
  * @ctx: the caller's context
  * @handle: the handle from userspace
  * @type: the class the caller expects
+ * @keep: if not NULL, receives the destroyed object with a reference, so
+ *	the caller can report its final counters; sxrc_obj_drop() it
  *
  * Return: 0; -EINVAL for a handle that does not name a live object of
  * @type; -EBUSY while other objects use it or another call is using it.
  */
-int sxrc_obj_destroy(struct sxrc_ctx *ctx, u32 handle, enum sxrc_obj_type type)
+int sxrc_obj_destroy(struct sxrc_ctx *ctx, u32 handle, enum sxrc_obj_type type,
+		     struct sxrc_obj **keep)
 {
 	struct sxrc_obj *obj;
 
@@ -162,7 +197,8 @@ int sxrc_obj_destroy(struct sxrc_ctx *ctx, u32 handle, enum sxrc_obj_type type)
 		xa_unlock(&ctx->objects);
 		return -EBUSY;
 	}
-	if (atomic_read(&obj->users)) {
+	if (atomic_read(&obj->users) ||
+	    (obj->ops->busy && obj->ops->busy(obj))) {
 		atomic_set(&obj->usage, 0);
 		xa_unlock(&ctx->objects);
 		return -EBUSY;
@@ -170,6 +206,10 @@ int sxrc_obj_destroy(struct sxrc_ctx *ctx, u32 handle, enum sxrc_obj_type type)
 	__xa_erase(&ctx->objects, handle);
 	xa_unlock(&ctx->objects);
 
+	if (keep) {
+		kref_get(&obj->ref);
+		*keep = obj;
+	}
 	sxrc_obj_teardown(obj);
 	return 0;
 }
@@ -206,6 +246,7 @@ static int sxrc_open(struct inode *inode, struct file *file)
 
 	ctx->dev = dev;
 	xa_init_flags(&ctx->objects, XA_FLAGS_ALLOC1);
+	xa_init_flags(&ctx->mmaps, XA_FLAGS_ALLOC);
 	sxrc_ctx_events_init(ctx);
 
 	spin_lock(&dev->lock);
@@ -227,6 +268,8 @@ static int sxrc_release(struct inode *inode, struct file *file)
 	spin_unlock(&dev->lock);
 
 	sxrc_ctx_destroy_objects(ctx);
+	WARN_ON_ONCE(!xa_empty(&ctx->mmaps));
+	xa_destroy(&ctx->mmaps);
 	sxrc_ctx_events_flush(ctx);
 	atomic_dec(&dev->nctx);
 	kfree(ctx);
@@ -278,7 +321,29 @@ static_assert(SXRC_SIZE_OK(struct sxrc_gid_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_create_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_handle_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_handle_out));
+static_assert(SXRC_SIZE_OK(struct sxrc_reg_mr_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_reg_mr_out));
+static_assert(SXRC_SIZE_OK(struct sxrc_rereg_mr_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_create_cq_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_cq_ring_out));
+static_assert(SXRC_SIZE_OK(struct sxrc_resize_cq_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_destroy_out));
+static_assert(SXRC_SIZE_OK(struct sxrc_channel_out));
+static_assert(SXRC_SIZE_OK(struct sxrc_create_qp_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_create_qp_out));
+static_assert(SXRC_SIZE_OK(struct sxrc_modify_qp_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_query_qp_out));
+static_assert(SXRC_SIZE_OK(struct sxrc_mcast_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_create_srq_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_create_srq_out));
+static_assert(SXRC_SIZE_OK(struct sxrc_srq_attr));
 static_assert(sizeof(struct sxrc_ioctl_hdr) == 32);
+static_assert(sizeof(struct sxrc_ring_hdr) == SXRC_RING_HDR_SIZE);
+static_assert(sizeof(struct sxrc_cqe) == 48);
+static_assert(sizeof(struct sxrc_send_wqe) == 72);
+static_assert(sizeof(struct sxrc_recv_wqe) == 16);
+static_assert(sizeof(struct sxrc_sge) == 16);
+static_assert(sizeof(struct sxrc_qp_attr) == 144);
 static_assert(sizeof(struct sxrc_async_event) == 24);
 
 static const struct sxrc_method sxrc_ctx_methods[] = {
@@ -307,6 +372,56 @@ static const struct sxrc_method sxrc_pd_methods[] = {
 					   struct sxrc_handle_in),
 };
 
+static const struct sxrc_method sxrc_mr_methods[] = {
+	[SXRC_MR_REG] = SXRC_METHOD(sxrc_mr_reg, struct sxrc_reg_mr_in,
+				    struct sxrc_reg_mr_out),
+	[SXRC_MR_DEREG] = SXRC_METHOD_IN(sxrc_mr_dereg, struct sxrc_handle_in),
+	[SXRC_MR_REREG] = SXRC_METHOD(sxrc_mr_rereg, struct sxrc_rereg_mr_in,
+				      struct sxrc_reg_mr_out),
+};
+
+static const struct sxrc_method sxrc_cq_methods[] = {
+	[SXRC_CQ_CREATE] = SXRC_METHOD(sxrc_cq_create, struct sxrc_create_cq_in,
+				       struct sxrc_cq_ring_out),
+	[SXRC_CQ_DESTROY] = SXRC_METHOD(sxrc_cq_destroy, struct sxrc_handle_in,
+					struct sxrc_destroy_out),
+	[SXRC_CQ_RESIZE] = SXRC_METHOD(sxrc_cq_resize, struct sxrc_resize_cq_in,
+				       struct sxrc_cq_ring_out),
+};
+
+static const struct sxrc_method sxrc_channel_methods[] = {
+	[SXRC_CHANNEL_CREATE] = SXRC_METHOD_OUT(sxrc_channel_create,
+						struct sxrc_channel_out),
+};
+
+static const struct sxrc_method sxrc_qp_methods[] = {
+	[SXRC_QP_CREATE] = SXRC_METHOD(sxrc_qp_create, struct sxrc_create_qp_in,
+				       struct sxrc_create_qp_out),
+	[SXRC_QP_DESTROY] = SXRC_METHOD(sxrc_qp_destroy, struct sxrc_handle_in,
+					struct sxrc_destroy_out),
+	[SXRC_QP_MODIFY] = SXRC_METHOD_IN(sxrc_qp_modify,
+					  struct sxrc_modify_qp_in),
+	[SXRC_QP_QUERY] = SXRC_METHOD(sxrc_qp_query, struct sxrc_handle_in,
+				      struct sxrc_query_qp_out),
+	[SXRC_QP_ATTACH_MCAST] = SXRC_METHOD_IN(sxrc_qp_attach_mcast,
+						struct sxrc_mcast_in),
+	[SXRC_QP_DETACH_MCAST] = SXRC_METHOD_IN(sxrc_qp_detach_mcast,
+						struct sxrc_mcast_in),
+};
+
+static const struct sxrc_method sxrc_srq_methods[] = {
+	[SXRC_SRQ_CREATE] = SXRC_METHOD(sxrc_srq_create,
+					struct sxrc_create_srq_in,
+					struct sxrc_create_srq_out),
+	[SXRC_SRQ_DESTROY] = SXRC_METHOD(sxrc_srq_destroy,
+					 struct sxrc_handle_in,
+					 struct sxrc_destroy_out),
+	[SXRC_SRQ_MODIFY] = SXRC_METHOD_IN(sxrc_srq_modify,
+					   struct sxrc_srq_attr),
+	[SXRC_SRQ_QUERY] = SXRC_METHOD(sxrc_srq_query, struct sxrc_srq_attr,
+				       struct sxrc_srq_attr),
+};
+
 static const struct {
 	const struct sxrc_method *methods;
 	unsigned int count;
@@ -315,6 +430,12 @@ static const struct {
 	[SXRC_OBJ_DEVICE] = { sxrc_device_methods,
 			      ARRAY_SIZE(sxrc_device_methods) },
 	[SXRC_OBJ_PD] = { sxrc_pd_methods, ARRAY_SIZE(sxrc_pd_methods) },
+	[SXRC_OBJ_MR] = { sxrc_mr_methods, ARRAY_SIZE(sxrc_mr_methods) },
+	[SXRC_OBJ_CQ] = { sxrc_cq_methods, ARRAY_SIZE(sxrc_cq_methods) },
+	[SXRC_OBJ_CHANNEL] = { sxrc_channel_methods,
+			       ARRAY_SIZE(sxrc_channel_methods) },
+	[SXRC_OBJ_QP] = { sxrc_qp_methods, ARRAY_SIZE(sxrc_qp_methods) },
+	[SXRC_OBJ_SRQ] = { sxrc_srq_methods, ARRAY_SIZE(sxrc_srq_methods) },
 };
 
 static_assert(ARRAY_SIZE(sxrc_objects) == SXRC_OBJ_MAX);
@@ -341,7 +462,9 @@ static long sxrc_invoke(struct sxrc_ctx *ctx,
 	u64 inbuf[SXRC_CALL_BUF / 8], outbuf[SXRC_CALL_BUF / 8];
 	const struct sxrc_method *m;
 	struct sxrc_ioctl_hdr hdr;
-	struct sxrc_call call = { .ctx = ctx, .in = inbuf, .out = outbuf };
+	struct sxrc_call call = {
+		.ctx = ctx, .in = inbuf, .out = outbuf, .new_fd = -1,
+	};
 	u32 usize, written;
 	int ret;
 
@@ -382,11 +505,17 @@ static long sxrc_invoke(struct sxrc_ctx *ctx,
 
 	if (call.new_obj)
 		sxrc_obj_publish(call.new_obj);
+	if (call.new_file)
+		fd_install(call.new_fd, call.new_file);
 	return 0;
 
 err_abort:
 	if (call.new_obj)
 		sxrc_obj_abort(call.new_obj);
+	if (call.new_file) {
+		fput(call.new_file);
+		put_unused_fd(call.new_fd);
+	}
 	return ret;
 }
 
@@ -410,4 +539,5 @@ const struct file_operations sxrc_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 	.read = sxrc_event_read,
 	.poll = sxrc_event_poll,
+	.mmap = sxrc_mmap,
 };

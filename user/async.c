@@ -38,7 +38,18 @@ SXRC_EXPORT int ibv_get_async_event(struct ibv_context *context,
 		break;
 	case SXRC_ELEMENT_OBJECT:
 		/* The cookie is the address of the verbs object. */
-		event->element.qp = (struct ibv_qp *)(uintptr_t)rec.element;
+		switch (rec.event_type) {
+		case IBV_EVENT_CQ_ERR:
+			event->element.cq = (void *)(uintptr_t)rec.element;
+			break;
+		case IBV_EVENT_SRQ_ERR:
+		case IBV_EVENT_SRQ_LIMIT_REACHED:
+			event->element.srq = (void *)(uintptr_t)rec.element;
+			break;
+		default:
+			event->element.qp = (void *)(uintptr_t)rec.element;
+			break;
+		}
 		break;
 	default:
 		errno = EPROTO;
@@ -47,11 +58,43 @@ SXRC_EXPORT int ibv_get_async_event(struct ibv_context *context,
 	return 0;
 }
 
+/* Count the acknowledgement that the object's destroy waits for. */
 SXRC_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 {
-	/*
-	 * Port and device events hold nothing.  Object events are counted
-	 * by the object's destroy path once objects can raise them.
-	 */
-	(void)event;
+	pthread_mutex_t *mutex;
+	pthread_cond_t *cond;
+	uint32_t *count;
+
+	switch (event->event_type) {
+	case IBV_EVENT_CQ_ERR:
+		mutex = &event->element.cq->mutex;
+		cond = &event->element.cq->cond;
+		count = &event->element.cq->async_events_completed;
+		break;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		mutex = &event->element.srq->mutex;
+		cond = &event->element.srq->cond;
+		count = &event->element.srq->events_completed;
+		break;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		mutex = &event->element.qp->mutex;
+		cond = &event->element.qp->cond;
+		count = &event->element.qp->events_completed;
+		break;
+	default:
+		/* Port and device events hold nothing. */
+		return;
+	}
+	pthread_mutex_lock(mutex);
+	(*count)++;
+	pthread_cond_signal(cond);
+	pthread_mutex_unlock(mutex);
 }

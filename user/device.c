@@ -184,6 +184,13 @@ SXRC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.sz = sizeof(ctx->vctx);
 	ctx->vctx.query_port = sxrc_query_port;
 	ctx->vctx.query_device_ex = sxrc_query_device_ex;
+	ctx->vctx.create_qp_ex = sxrc_create_qp_ex;
+	ctx->vctx.create_srq_ex = sxrc_create_srq_ex;
+	ctx->vctx.context.ops.poll_cq = sxrc_poll_cq;
+	ctx->vctx.context.ops.req_notify_cq = sxrc_req_notify_cq;
+	ctx->vctx.context.ops.post_send = sxrc_post_send;
+	ctx->vctx.context.ops.post_recv = sxrc_post_recv;
+	ctx->vctx.context.ops.post_srq_recv = sxrc_post_srq_recv;
 
 	ctx->vctx.context.device = device;
 	ctx->vctx.context.cmd_fd = fd;

@@ -52,6 +52,82 @@ struct sxrc_pd {
 	uint32_t handle;
 };
 
+struct sxrc_mr {
+	struct ibv_mr ibmr;
+};
+
+/**
+ * struct sxrc_uring - a kernel ring mapped into this process
+ * @map: the mapping (NULL: none)
+ * @size: its length
+ * @hdr: the shared header (indices, flags, arm word)
+ * @entries: slots, a power of two
+ * @stride: bytes per slot
+ */
+struct sxrc_uring {
+	void *map;
+	size_t size;
+	struct sxrc_ring_hdr *hdr;
+	uint32_t entries;
+	uint32_t stride;
+};
+
+static inline void *sxrc_uring_slot(struct sxrc_uring *r, uint32_t index)
+{
+	return (char *)r->map + SXRC_RING_HDR_SIZE +
+	       (size_t)(index & (r->entries - 1)) * r->stride;
+}
+
+/**
+ * struct sxrc_cq - a completion queue
+ * @ibcq: what the application holds (ibv_cq_ex begins with the same
+ *	fields, for ibv_create_cq_ex())
+ * @lock: serialises pollers and resize
+ * @ring: the CQE ring
+ * @cons: next CQE to read (the ring's cons is only published)
+ */
+struct sxrc_cq {
+	union {
+		struct ibv_cq ibcq;
+		struct ibv_cq_ex ibcq_ex;
+	};
+	pthread_spinlock_t lock;
+	struct sxrc_uring ring;
+	uint32_t cons;
+};
+
+/**
+ * struct sxrc_uwq - a work queue the library produces into
+ * @lock: serialises posters
+ * @ring: the WQE ring
+ * @prod: next slot to fill (published through ring.hdr->prod)
+ * @max_sge: scatter/gather entries per WQE
+ * @max_inline: inline bytes per WQE (send queues)
+ */
+struct sxrc_uwq {
+	pthread_spinlock_t lock;
+	struct sxrc_uring ring;
+	uint32_t prod;
+	uint32_t max_sge;
+	uint32_t max_inline;
+};
+
+struct sxrc_qp {
+	union {
+		struct ibv_qp ibqp;
+		struct ibv_qp_ex ibqp_ex;
+	};
+	int sq_sig_all;
+	struct sxrc_uwq sq;
+	struct sxrc_uwq rq;
+};
+
+struct sxrc_srq {
+	struct ibv_srq ibsrq;
+	uint32_t srq_num;
+	struct sxrc_uwq wq;
+};
+
 static inline struct sxrc_context *to_sxrc_ctx(struct ibv_context *ctx)
 {
 	return sxrc_container_of(ctx, struct sxrc_context, vctx.context);
@@ -67,11 +143,56 @@ static inline struct sxrc_pd *to_sxrc_pd(struct ibv_pd *pd)
 	return sxrc_container_of(pd, struct sxrc_pd, ibpd);
 }
 
+static inline struct sxrc_cq *to_sxrc_cq(struct ibv_cq *cq)
+{
+	return sxrc_container_of(cq, struct sxrc_cq, ibcq);
+}
+
+static inline struct sxrc_qp *to_sxrc_qp(struct ibv_qp *qp)
+{
+	return sxrc_container_of(qp, struct sxrc_qp, ibqp);
+}
+
+static inline struct sxrc_srq *to_sxrc_srq(struct ibv_srq *srq)
+{
+	return sxrc_container_of(srq, struct sxrc_srq, ibsrq);
+}
+
 /* cmd.c */
 int sxrc_invoke(int fd, uint16_t object, uint16_t method, const void *in,
 		uint32_t in_len, void *out, uint32_t out_len);
 int sxrc_destroy_handle(int fd, uint16_t object, uint16_t method,
 			uint32_t handle);
+
+/* ring.c */
+int sxrc_uring_map(int fd, struct sxrc_uring *r, uint64_t offset,
+		   uint64_t size, uint32_t entries, uint32_t stride);
+void sxrc_uring_unmap(struct sxrc_uring *r);
+int sxrc_uwq_init(int fd, struct sxrc_uwq *wq, const struct sxrc_wq_info *info,
+		  uint32_t max_sge, uint32_t max_inline);
+void sxrc_uwq_fini(struct sxrc_uwq *wq);
+int sxrc_post_recv_ring(struct sxrc_uwq *wq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr);
+void sxrc_wait_events(pthread_mutex_t *mutex, pthread_cond_t *cond,
+		      const uint32_t *acked, uint32_t reported);
+
+/* cq.c */
+int sxrc_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+int sxrc_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* qp.c */
+struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
+				 struct ibv_qp_init_attr_ex *attr);
+int sxrc_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int sxrc_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
+
+/* srq.c */
+struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
+				   struct ibv_srq_init_attr_ex *attr);
+int sxrc_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
 
 /* util.c */
 void sxrc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

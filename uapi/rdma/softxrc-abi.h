@@ -96,11 +96,21 @@ struct sxrc_ioctl_hdr {
  * @SXRC_OBJ_CTX: the user context itself (the open fd)
  * @SXRC_OBJ_DEVICE: device and port attributes
  * @SXRC_OBJ_PD: protection domains
+ * @SXRC_OBJ_MR: memory regions
+ * @SXRC_OBJ_CQ: completion queues
+ * @SXRC_OBJ_CHANNEL: completion channels (each is a file of its own)
+ * @SXRC_OBJ_QP: queue pairs
+ * @SXRC_OBJ_SRQ: shared receive queues
  */
 enum sxrc_object {
 	SXRC_OBJ_CTX = 0,
 	SXRC_OBJ_DEVICE = 1,
 	SXRC_OBJ_PD = 2,
+	SXRC_OBJ_MR = 3,
+	SXRC_OBJ_CQ = 4,
+	SXRC_OBJ_CHANNEL = 5,
+	SXRC_OBJ_QP = 6,
+	SXRC_OBJ_SRQ = 7,
 	SXRC_OBJ_MAX,
 };
 
@@ -391,6 +401,743 @@ struct sxrc_handle_in {
 };
 
 /* --------------------------------------------------------------------
+ * SXRC_OBJ_MR
+ *
+ * A memory region pins [addr, addr + length) of the caller's address
+ * space (FOLL_LONGTERM; FOLL_WRITE when LOCAL_WRITE is asked) and charges
+ * the pages to the caller's RLIMIT_MEMLOCK (mm->pinned_vm) unless it has
+ * CAP_IPC_LOCK.  Work requests name it by its lkey (the same PD as the
+ * QP only) and peers by its rkey (the same device only), with addresses
+ * in [iova, iova + length).
+ *
+ * Keys are (index << 8) | key byte; the index is allocated cyclically
+ * and the key byte is random, so a stale or guessed key rarely names a
+ * live region, and never one with rights it was not given.
+ */
+enum sxrc_mr_method {
+	SXRC_MR_REG = 0,
+	SXRC_MR_DEREG = 1,
+	SXRC_MR_REREG = 2,
+};
+
+/* access bits: the values of enum ibv_access_flags */
+#define SXRC_ACCESS_LOCAL_WRITE		_BITUL(0)
+#define SXRC_ACCESS_REMOTE_WRITE	_BITUL(1)
+#define SXRC_ACCESS_REMOTE_READ		_BITUL(2)
+#define SXRC_ACCESS_REMOTE_ATOMIC	_BITUL(3)
+#define SXRC_ACCESS_ALL		(SXRC_ACCESS_LOCAL_WRITE |		\
+				 SXRC_ACCESS_REMOTE_WRITE |		\
+				 SXRC_ACCESS_REMOTE_READ |		\
+				 SXRC_ACCESS_REMOTE_ATOMIC)
+
+/**
+ * struct sxrc_reg_mr_in - input of SXRC_MR_REG
+ * @addr: start of the range in the caller's address space
+ * @length: bytes, > 0; addr + length must not wrap
+ * @iova: address the region has in work requests and for peers
+ * @pd_handle: the PD
+ * @access: SXRC_ACCESS_* (REMOTE_WRITE and REMOTE_ATOMIC need
+ *	LOCAL_WRITE)
+ * @user_cookie: opaque value for the library
+ */
+struct sxrc_reg_mr_in {
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__aligned_u64 iova;
+	__u32 pd_handle;
+	__u32 access;
+	__aligned_u64 user_cookie;
+};
+
+/**
+ * struct sxrc_reg_mr_out - output of SXRC_MR_REG and SXRC_MR_REREG
+ * @handle: the MR's handle
+ * @lkey: local key
+ * @rkey: remote key (equal to @lkey)
+ * @reserved: zero
+ */
+struct sxrc_reg_mr_out {
+	__u32 handle;
+	__u32 lkey;
+	__u32 rkey;
+	__u32 reserved;
+};
+
+/* rereg flags: the values of enum ibv_rereg_mr_flags */
+#define SXRC_REREG_TRANSLATION		_BITUL(0)
+#define SXRC_REREG_PD			_BITUL(1)
+#define SXRC_REREG_ACCESS		_BITUL(2)
+#define SXRC_REREG_ALL		(SXRC_REREG_TRANSLATION | SXRC_REREG_PD | \
+				 SXRC_REREG_ACCESS)
+
+/**
+ * struct sxrc_rereg_mr_in - input of SXRC_MR_REREG
+ * @handle: the MR
+ * @flags: SXRC_REREG_*, at least one; fields of the others are ignored
+ * @addr: new range start (SXRC_REREG_TRANSLATION)
+ * @length: new length (SXRC_REREG_TRANSLATION)
+ * @iova: new iova (SXRC_REREG_TRANSLATION)
+ * @pd_handle: new PD (SXRC_REREG_PD)
+ * @access: new access (SXRC_REREG_ACCESS)
+ *
+ * Either everything changes or nothing does; the keys stay the same.
+ */
+struct sxrc_rereg_mr_in {
+	__u32 handle;
+	__u32 flags;
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__aligned_u64 iova;
+	__u32 pd_handle;
+	__u32 access;
+};
+
+/* --------------------------------------------------------------------
+ * Mapped rings
+ *
+ * CQ, SQ, RQ and SRQ rings live in kernel memory that the library maps
+ * with mmap(fd, size, PROT_READ | PROT_WRITE, MAP_SHARED, offset), the
+ * size and offset coming from the creating method.  A mapping keeps the
+ * ring's memory alive after its object is destroyed, and is not
+ * inherited by fork() children.  Rings are entries of a power-of-two
+ * count; indices are free-running 32-bit counters, an index's slot is
+ * index & (entries - 1).
+ *
+ * Who writes what, and the ordering each side keeps:
+ *  - the producer fills a slot, then publishes it with a store-release
+ *    of its index (smp_store_release / atomic_store_explicit(release));
+ *  - the consumer reads the producer's index with a load-acquire, reads
+ *    the slots, then hands them back with a store-release of its own
+ *    index.
+ * The kernel never trusts what the library wrote: an index more than
+ * the ring size ahead of the other is a corrupt ring, and every WQE
+ * field is range-checked before use; a corrupt ring fails its queue
+ * (the QP goes to the error state, the CQ reports IBV_EVENT_CQ_ERR), it
+ * never harms the kernel or another process.
+ */
+
+/**
+ * struct sxrc_ring_hdr - first 128 bytes of every mapped ring
+ * @prod: producer index (CQ: the kernel; SQ, RQ, SRQ: the library)
+ * @flags: SXRC_RING_* state bits, written by the kernel
+ * @pad0: keeps @prod and @cons on separate cache lines
+ * @cons: consumer index (CQ: the library; SQ, RQ, SRQ: the kernel)
+ * @arm: CQ only, written by the library to request an event
+ *	(SXRC_CQ_ARM_*), cleared by the kernel when it fires
+ * @pad1: to 128 bytes; the entries follow
+ */
+struct sxrc_ring_hdr {
+	__u32 prod;
+	__u32 flags;
+	__u8 pad0[56];
+	__u32 cons;
+	__u32 arm;
+	__u8 pad1[56];
+};
+
+#define SXRC_RING_HDR_SIZE	128
+
+/* sxrc_ring_hdr.flags */
+#define SXRC_RING_ERROR		_BITUL(0)	/* overrun or corrupt */
+
+/*
+ * CQ arming.  ibv_req_notify_cq() stores SXRC_CQ_ARM_NEXT or
+ * SXRC_CQ_ARM_SOLICITED in @arm, then a full barrier, then the library
+ * polls once more (a completion that raced with the arm is not lost: the
+ * kernel stores the CQE and the producer index, then a full barrier,
+ * then reads @arm, so one of the two sides sees the other).  When a
+ * matching completion arrives the kernel swaps @arm back to 0 and
+ * signals the CQ's channel once.
+ */
+#define SXRC_CQ_ARM_NONE	0
+#define SXRC_CQ_ARM_NEXT	1
+#define SXRC_CQ_ARM_SOLICITED	2
+
+/* sxrc_cqe.status: the values of enum ibv_wc_status */
+#define SXRC_WC_SUCCESS			0
+#define SXRC_WC_LOC_LEN_ERR		1
+#define SXRC_WC_LOC_QP_OP_ERR		2
+#define SXRC_WC_LOC_PROT_ERR		4
+#define SXRC_WC_WR_FLUSH_ERR		5
+#define SXRC_WC_REM_INV_REQ_ERR		9
+#define SXRC_WC_REM_ACCESS_ERR		10
+#define SXRC_WC_REM_OP_ERR		11
+#define SXRC_WC_RETRY_EXC_ERR		12
+#define SXRC_WC_RNR_RETRY_EXC_ERR	13
+#define SXRC_WC_GENERAL_ERR		21
+
+/* sxrc_cqe.opcode: the values of enum ibv_wc_opcode */
+#define SXRC_WC_OP_SEND			0
+#define SXRC_WC_OP_RDMA_WRITE		1
+#define SXRC_WC_OP_RDMA_READ		2
+#define SXRC_WC_OP_COMP_SWAP		3
+#define SXRC_WC_OP_FETCH_ADD		4
+#define SXRC_WC_OP_LOCAL_INV		6
+#define SXRC_WC_OP_RECV			128
+#define SXRC_WC_OP_RECV_RDMA_WITH_IMM	129
+
+/* sxrc_cqe.wc_flags: the values of enum ibv_wc_flags */
+#define SXRC_WC_GRH			_BITUL(0)
+#define SXRC_WC_WITH_IMM		_BITUL(1)
+#define SXRC_WC_WITH_INV		_BITUL(3)
+
+/**
+ * struct sxrc_cqe - one completion, written by the kernel
+ * @wr_id: the work request's id
+ * @status: enum ibv_wc_status
+ * @opcode: enum ibv_wc_opcode
+ * @vendor_err: softxrc reason code for an error status (SXRC_VERR_*)
+ * @byte_len: bytes received (receive completions), or transferred
+ * @imm_data: immediate data, network order; or the invalidated rkey
+ *	(IBV_WC_WITH_INV)
+ * @qp_num: the local QP
+ * @src_qp: the sender's QP (UD)
+ * @wc_flags: IBV_WC_GRH, IBV_WC_WITH_IMM, IBV_WC_WITH_INV
+ * @pkey_index: P_Key index (UD)
+ * @slid: the sender's LID (UD)
+ * @sl: service level
+ * @dlid_path_bits: destination LID path bits
+ * @solicited: the message asked for a solicited event
+ * @reserved: zero
+ */
+struct sxrc_cqe {
+	__aligned_u64 wr_id;
+	__u32 status;
+	__u32 opcode;
+	__u32 vendor_err;
+	__u32 byte_len;
+	__u32 imm_data;
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 wc_flags;
+	__u16 pkey_index;
+	__u16 slid;
+	__u8 sl;
+	__u8 dlid_path_bits;
+	__u8 solicited;
+	__u8 reserved;
+};
+
+/* --------------------------------------------------------------------
+ * SXRC_OBJ_CQ
+ */
+enum sxrc_cq_method {
+	SXRC_CQ_CREATE = 0,
+	SXRC_CQ_DESTROY = 1,
+	SXRC_CQ_RESIZE = 2,
+};
+
+/**
+ * struct sxrc_create_cq_in - input of SXRC_CQ_CREATE
+ * @user_cookie: returned in async events and channel events
+ * @cqe: entries wanted, 1 to max_cqe
+ * @channel_fd: completion channel fd, or -1 for none
+ * @comp_vector: completion vector, < num_comp_vectors
+ * @flags: zero
+ */
+struct sxrc_create_cq_in {
+	__aligned_u64 user_cookie;
+	__u32 cqe;
+	__s32 channel_fd;
+	__u32 comp_vector;
+	__u32 flags;
+};
+
+/**
+ * struct sxrc_cq_ring_out - output of SXRC_CQ_CREATE and _RESIZE
+ * @handle: the CQ
+ * @cqe: entries the ring holds (a power of two, >= what was asked)
+ * @mmap_offset: offset to mmap the ring at
+ * @mmap_size: bytes to map: SXRC_RING_HDR_SIZE + @cqe * sizeof(sxrc_cqe),
+ *	rounded up to a page
+ */
+struct sxrc_cq_ring_out {
+	__u32 handle;
+	__u32 cqe;
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_size;
+};
+
+/**
+ * struct sxrc_resize_cq_in - input of SXRC_CQ_RESIZE
+ * @handle: the CQ
+ * @cqe: new size, at least the completions now queued
+ *
+ * Unpolled completions move to the new ring, which the library maps in
+ * place of the old one (the old mapping stays valid, but is dead).
+ */
+struct sxrc_resize_cq_in {
+	__u32 handle;
+	__u32 cqe;
+};
+
+/**
+ * struct sxrc_destroy_out - output of destroying a CQ, QP or SRQ
+ * @comp_events: channel events ever reported for the object
+ * @async_events: async events ever reported for the object
+ *
+ * The library waits until the application acknowledged as many.
+ */
+struct sxrc_destroy_out {
+	__u32 comp_events;
+	__u32 async_events;
+};
+
+/* --------------------------------------------------------------------
+ * SXRC_OBJ_CHANNEL
+ *
+ * A completion channel is a file of its own (it can be polled apart from
+ * the device fd); it lives until that fd is closed.  read() returns whole
+ * struct sxrc_comp_event records, as the device fd does for async events.
+ */
+enum sxrc_channel_method {
+	SXRC_CHANNEL_CREATE = 0,
+};
+
+/**
+ * struct sxrc_channel_out - output of SXRC_CHANNEL_CREATE (no input)
+ * @fd: the new channel's file descriptor (O_CLOEXEC)
+ * @reserved: zero
+ */
+struct sxrc_channel_out {
+	__s32 fd;
+	__u32 reserved;
+};
+
+/**
+ * struct sxrc_comp_event - one record read from a channel fd
+ * @cq_cookie: user_cookie of the CQ that fired
+ */
+struct sxrc_comp_event {
+	__aligned_u64 cq_cookie;
+};
+
+/* --------------------------------------------------------------------
+ * Work queue entries (in the SQ, RQ and SRQ rings)
+ */
+
+/**
+ * struct sxrc_sge - one scatter/gather element
+ * @addr: address, in the MR's iova space
+ * @length: bytes
+ * @lkey: the MR
+ */
+struct sxrc_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/**
+ * struct sxrc_recv_wqe - a receive WQE; @num_sge sxrc_sge follow it
+ * @wr_id: the work request's id
+ * @num_sge: scatter entries that follow, <= the queue's max_recv_sge
+ * @reserved: zero
+ */
+struct sxrc_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+};
+
+/* sxrc_send_wqe.opcode: the values of enum ibv_wr_opcode */
+#define SXRC_WR_RDMA_WRITE		0
+#define SXRC_WR_RDMA_WRITE_WITH_IMM	1
+#define SXRC_WR_SEND			2
+#define SXRC_WR_SEND_WITH_IMM		3
+#define SXRC_WR_RDMA_READ		4
+#define SXRC_WR_ATOMIC_CMP_AND_SWP	5
+#define SXRC_WR_ATOMIC_FETCH_AND_ADD	6
+#define SXRC_WR_LOCAL_INV		7
+#define SXRC_WR_SEND_WITH_INV		9
+
+/* sxrc_send_wqe.send_flags: the values of enum ibv_send_flags */
+#define SXRC_SEND_FENCE			_BITUL(0)
+#define SXRC_SEND_SIGNALED		_BITUL(1)
+#define SXRC_SEND_SOLICITED		_BITUL(2)
+#define SXRC_SEND_INLINE		_BITUL(3)
+#define SXRC_SEND_FLAGS_ALL		(SXRC_SEND_FENCE | SXRC_SEND_SIGNALED | \
+					 SXRC_SEND_SOLICITED | SXRC_SEND_INLINE)
+
+/**
+ * struct sxrc_send_wqe - a send WQE; sxrc_sge entries, or inline data
+ *	when IBV_SEND_INLINE is set, follow it
+ * @wr_id: the work request's id
+ * @opcode: enum ibv_wr_opcode
+ * @send_flags: IBV_SEND_FENCE, _SIGNALED, _SOLICITED, _INLINE
+ * @imm_data: immediate data (network order) or the rkey to invalidate
+ * @num_sge: gather entries that follow; with IBV_SEND_INLINE, the number
+ *	of inline bytes that follow
+ * @remote_addr: RDMA and atomic target address
+ * @rkey: RDMA and atomic target key
+ * @remote_qpn: UD destination QP
+ * @compare_add: atomic compare (CMP_AND_SWP) or addend (FETCH_AND_ADD)
+ * @swap: atomic swap value
+ * @ah_handle: UD address handle
+ * @remote_qkey: UD destination Q_Key
+ * @remote_srqn: XRC destination SRQ number
+ * @reserved: zero
+ */
+struct sxrc_send_wqe {
+	__aligned_u64 wr_id;
+	__u32 opcode;
+	__u32 send_flags;
+	__u32 imm_data;
+	__u32 num_sge;
+	__aligned_u64 remote_addr;
+	__u32 rkey;
+	__u32 remote_qpn;
+	__aligned_u64 compare_add;
+	__aligned_u64 swap;
+	__u32 ah_handle;
+	__u32 remote_qkey;
+	__u32 remote_srqn;
+	__u32 reserved;
+};
+
+/* --------------------------------------------------------------------
+ * SXRC_OBJ_QP
+ */
+enum sxrc_qp_method {
+	SXRC_QP_CREATE = 0,
+	SXRC_QP_DESTROY = 1,
+	SXRC_QP_MODIFY = 2,
+	SXRC_QP_QUERY = 3,
+	SXRC_QP_ATTACH_MCAST = 4,
+	SXRC_QP_DETACH_MCAST = 5,
+};
+
+/* qp_type values: enum ibv_qp_type */
+#define SXRC_QPT_RC		2
+#define SXRC_QPT_UC		3
+#define SXRC_QPT_UD		4
+#define SXRC_QPT_XRC_SEND	9
+#define SXRC_QPT_XRC_RECV	10
+
+/* QP states: enum ibv_qp_state */
+enum sxrc_qp_state {
+	SXRC_QPS_RESET,
+	SXRC_QPS_INIT,
+	SXRC_QPS_RTR,
+	SXRC_QPS_RTS,
+	SXRC_QPS_SQD,
+	SXRC_QPS_SQE,
+	SXRC_QPS_ERR,
+};
+
+/**
+ * struct sxrc_create_qp_in - input of SXRC_QP_CREATE
+ * @user_cookie: returned in async events about the QP
+ * @pd_handle: the PD
+ * @send_cq_handle: CQ of the send queue
+ * @recv_cq_handle: CQ of the receive queue
+ * @srq_handle: SRQ to receive from (RC, UD only), 0 for none
+ * @qp_type: SXRC_QPT_*
+ * @sq_sig_all: every send WR completes, whatever its flags
+ * @max_send_wr: send queue depth
+ * @max_recv_wr: receive queue depth (ignored with an SRQ)
+ * @max_send_sge: gather entries per send WR
+ * @max_recv_sge: scatter entries per receive WR (ignored with an SRQ)
+ * @max_inline_data: inline bytes per send WR
+ * @flags: zero
+ */
+struct sxrc_create_qp_in {
+	__aligned_u64 user_cookie;
+	__u32 pd_handle;
+	__u32 send_cq_handle;
+	__u32 recv_cq_handle;
+	__u32 srq_handle;
+	__u32 qp_type;
+	__u32 sq_sig_all;
+	__u32 max_send_wr;
+	__u32 max_recv_wr;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_inline_data;
+	__u32 flags;
+};
+
+/**
+ * struct sxrc_wq_info - one work queue ring of a QP or SRQ
+ * @entries: slots in the ring (a power of two); the usable depth is
+ *	what sxrc_create_qp_out.cap reports
+ * @stride: bytes per slot
+ * @mmap_offset: offset to mmap the ring at
+ * @mmap_size: bytes to map (0: the queue has no ring, e.g. the RQ of a
+ *	QP on an SRQ)
+ */
+struct sxrc_wq_info {
+	__u32 entries;
+	__u32 stride;
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_size;
+};
+
+/**
+ * struct sxrc_qp_cap - queue capacities, as struct ibv_qp_cap
+ * @max_send_wr: send queue depth
+ * @max_recv_wr: receive queue depth
+ * @max_send_sge: gather entries per send WR
+ * @max_recv_sge: scatter entries per receive WR
+ * @max_inline_data: inline bytes per send WR
+ * @reserved: zero
+ */
+struct sxrc_qp_cap {
+	__u32 max_send_wr;
+	__u32 max_recv_wr;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_inline_data;
+	__u32 reserved;
+};
+
+/**
+ * struct sxrc_create_qp_out - output of SXRC_QP_CREATE
+ * @handle: the QP
+ * @qp_num: its QP number (24 bits)
+ * @cap: what the QP got, each >= what was asked
+ * @sq: the send queue ring
+ * @rq: the receive queue ring (mmap_size 0 on an SRQ)
+ */
+struct sxrc_create_qp_out {
+	__u32 handle;
+	__u32 qp_num;
+	struct sxrc_qp_cap cap;
+	struct sxrc_wq_info sq;
+	struct sxrc_wq_info rq;
+};
+
+/**
+ * struct sxrc_ah_attr - an address vector, as struct ibv_ah_attr
+ * @dgid: destination GID (with @is_global)
+ * @flow_label: GRH flow label
+ * @sgid_index: source GID index
+ * @hop_limit: GRH hop limit
+ * @traffic_class: GRH traffic class
+ * @is_global: a GRH is present
+ * @dlid: destination LID
+ * @sl: service level
+ * @src_path_bits: source path bits
+ * @static_rate: enum ibv_rate
+ * @port_num: local port
+ * @reserved: zero
+ */
+struct sxrc_ah_attr {
+	__u8 dgid[16];
+	__u32 flow_label;
+	__u8 sgid_index;
+	__u8 hop_limit;
+	__u8 traffic_class;
+	__u8 is_global;
+	__u16 dlid;
+	__u8 sl;
+	__u8 src_path_bits;
+	__u8 static_rate;
+	__u8 port_num;
+	__u8 reserved[2];
+};
+
+/* Attribute mask bits: the values of enum ibv_qp_attr_mask. */
+#define SXRC_QP_STATE			_BITUL(0)
+#define SXRC_QP_CUR_STATE		_BITUL(1)
+#define SXRC_QP_EN_SQD_ASYNC_NOTIFY	_BITUL(2)
+#define SXRC_QP_ACCESS_FLAGS		_BITUL(3)
+#define SXRC_QP_PKEY_INDEX		_BITUL(4)
+#define SXRC_QP_PORT			_BITUL(5)
+#define SXRC_QP_QKEY			_BITUL(6)
+#define SXRC_QP_AV			_BITUL(7)
+#define SXRC_QP_PATH_MTU		_BITUL(8)
+#define SXRC_QP_TIMEOUT			_BITUL(9)
+#define SXRC_QP_RETRY_CNT		_BITUL(10)
+#define SXRC_QP_RNR_RETRY		_BITUL(11)
+#define SXRC_QP_RQ_PSN			_BITUL(12)
+#define SXRC_QP_MAX_QP_RD_ATOMIC	_BITUL(13)
+#define SXRC_QP_ALT_PATH		_BITUL(14)
+#define SXRC_QP_MIN_RNR_TIMER		_BITUL(15)
+#define SXRC_QP_SQ_PSN			_BITUL(16)
+#define SXRC_QP_MAX_DEST_RD_ATOMIC	_BITUL(17)
+#define SXRC_QP_PATH_MIG_STATE		_BITUL(18)
+#define SXRC_QP_CAP			_BITUL(19)
+#define SXRC_QP_DEST_QPN		_BITUL(20)
+#define SXRC_QP_RATE_LIMIT		_BITUL(25)
+#define SXRC_QP_ATTR_ALL		(_BITUL(21) - 1)
+
+/**
+ * struct sxrc_qp_attr - QP attributes, as struct ibv_qp_attr
+ * @qp_state: enum sxrc_qp_state
+ * @cur_qp_state: the state the caller believes the QP is in
+ * @path_mtu: enum ibv_mtu
+ * @path_mig_state: enum ibv_mig_state
+ * @qkey: Q_Key (UD)
+ * @rq_psn: receive PSN
+ * @sq_psn: send PSN
+ * @dest_qp_num: the connected peer QP (RC, UC)
+ * @qp_access_flags: SXRC_ACCESS_REMOTE_* the QP grants
+ * @cap: capacities (query only)
+ * @ah_attr: primary path
+ * @alt_ah_attr: alternate path
+ * @pkey_index: P_Key index
+ * @alt_pkey_index: alternate P_Key index
+ * @en_sqd_async_notify: raise SQ_DRAINED when SQD is reached
+ * @sq_draining: the SQ is draining (query only)
+ * @max_rd_atomic: outstanding RDMA READ/atomic as initiator
+ * @max_dest_rd_atomic: responder resources
+ * @min_rnr_timer: RNR NAK timer (IBTA encoding)
+ * @port_num: port
+ * @timeout: local ack timeout (IBTA encoding)
+ * @retry_cnt: transport retries
+ * @rnr_retry: RNR retries (7: infinite)
+ * @alt_port_num: alternate port
+ * @alt_timeout: alternate ack timeout
+ * @reserved0: zero
+ * @rate_limit: rate limit in kbps (not supported: zero)
+ */
+struct sxrc_qp_attr {
+	__u32 qp_state;
+	__u32 cur_qp_state;
+	__u32 path_mtu;
+	__u32 path_mig_state;
+	__u32 qkey;
+	__u32 rq_psn;
+	__u32 sq_psn;
+	__u32 dest_qp_num;
+	__u32 qp_access_flags;
+	struct sxrc_qp_cap cap;
+	struct sxrc_ah_attr ah_attr;
+	struct sxrc_ah_attr alt_ah_attr;
+	__u16 pkey_index;
+	__u16 alt_pkey_index;
+	__u8 en_sqd_async_notify;
+	__u8 sq_draining;
+	__u8 max_rd_atomic;
+	__u8 max_dest_rd_atomic;
+	__u8 min_rnr_timer;
+	__u8 port_num;
+	__u8 timeout;
+	__u8 retry_cnt;
+	__u8 rnr_retry;
+	__u8 alt_port_num;
+	__u8 alt_timeout;
+	__u8 reserved0;
+	__u32 rate_limit;
+};
+
+/**
+ * struct sxrc_modify_qp_in - input of SXRC_QP_MODIFY
+ * @handle: the QP
+ * @attr_mask: SXRC_QP_* bits naming the fields of @attr to apply
+ * @attr: the new attributes
+ *
+ * The transition from the current state to @attr.qp_state (or the
+ * current state without SXRC_QP_STATE) must be one the IBTA allows for
+ * the QP type, with every required attribute and no attribute the
+ * transition does not take: otherwise EINVAL and nothing changes.
+ */
+struct sxrc_modify_qp_in {
+	__u32 handle;
+	__u32 attr_mask;
+	struct sxrc_qp_attr attr;
+};
+
+/**
+ * struct sxrc_query_qp_out - output of SXRC_QP_QUERY (input: handle)
+ * @attr: current attributes; those never set read as zero
+ * @qp_type: SXRC_QPT_*
+ * @sq_sig_all: as created
+ * @srq_handle: as created
+ * @reserved: zero
+ */
+struct sxrc_query_qp_out {
+	struct sxrc_qp_attr attr;
+	__u32 qp_type;
+	__u32 sq_sig_all;
+	__u32 srq_handle;
+	__u32 reserved;
+};
+
+/**
+ * struct sxrc_mcast_in - input of SXRC_QP_ATTACH_MCAST and _DETACH_MCAST
+ * @handle: the QP (UD only)
+ * @lid: multicast LID
+ * @reserved: zero
+ * @gid: multicast GID (first byte 0xff)
+ */
+struct sxrc_mcast_in {
+	__u32 handle;
+	__u16 lid;
+	__u16 reserved;
+	__u8 gid[16];
+};
+
+/* --------------------------------------------------------------------
+ * SXRC_OBJ_SRQ
+ */
+enum sxrc_srq_method {
+	SXRC_SRQ_CREATE = 0,
+	SXRC_SRQ_DESTROY = 1,
+	SXRC_SRQ_MODIFY = 2,
+	SXRC_SRQ_QUERY = 3,
+};
+
+/**
+ * struct sxrc_create_srq_in - input of SXRC_SRQ_CREATE
+ * @user_cookie: returned in async events about the SRQ
+ * @pd_handle: the PD
+ * @max_wr: depth, 1 to max_srq_wr
+ * @max_sge: scatter entries per WR, 1 to max_srq_sge
+ * @srq_limit: arm the limit event at this level (0: not armed)
+ * @flags: zero
+ * @reserved: zero
+ */
+struct sxrc_create_srq_in {
+	__aligned_u64 user_cookie;
+	__u32 pd_handle;
+	__u32 max_wr;
+	__u32 max_sge;
+	__u32 srq_limit;
+	__u32 flags;
+	__u32 reserved;
+};
+
+/**
+ * struct sxrc_create_srq_out - output of SXRC_SRQ_CREATE
+ * @handle: the SRQ
+ * @srq_num: its SRQ number
+ * @max_wr: depth it got
+ * @max_sge: scatter entries it got
+ * @ring: its ring
+ */
+struct sxrc_create_srq_out {
+	__u32 handle;
+	__u32 srq_num;
+	__u32 max_wr;
+	__u32 max_sge;
+	struct sxrc_wq_info ring;
+};
+
+/* attr_mask bits: the values of enum ibv_srq_attr_mask */
+#define SXRC_SRQ_MAX_WR		_BITUL(0)
+#define SXRC_SRQ_LIMIT		_BITUL(1)
+
+/**
+ * struct sxrc_srq_attr - in/out of SXRC_SRQ_MODIFY and _QUERY
+ * @handle: the SRQ (input)
+ * @attr_mask: SXRC_SRQ_* (modify input; resizing is not supported)
+ * @max_wr: depth (query output)
+ * @max_sge: scatter entries (query output)
+ * @srq_limit: limit that arms the SRQ_LIMIT_REACHED event; <= max_wr
+ * @reserved: zero
+ */
+struct sxrc_srq_attr {
+	__u32 handle;
+	__u32 attr_mask;
+	__u32 max_wr;
+	__u32 max_sge;
+	__u32 srq_limit;
+	__u32 reserved;
+};
+
+/* --------------------------------------------------------------------
  * Asynchronous events
  *
  * read() on the device fd returns whole struct sxrc_async_event records
@@ -404,8 +1151,17 @@ struct sxrc_handle_in {
 #define SXRC_ASYNC_QUEUE_MAX	4096
 
 /* event_type values: enum ibv_event_type */
+#define SXRC_EVENT_CQ_ERR		0
+#define SXRC_EVENT_QP_FATAL		1
+#define SXRC_EVENT_QP_REQ_ERR		2
+#define SXRC_EVENT_QP_ACCESS_ERR	3
+#define SXRC_EVENT_COMM_EST		4
+#define SXRC_EVENT_SQ_DRAINED		5
 #define SXRC_EVENT_PORT_ACTIVE		9
 #define SXRC_EVENT_PORT_ERR		10
+#define SXRC_EVENT_SRQ_ERR		14
+#define SXRC_EVENT_SRQ_LIMIT_REACHED	15
+#define SXRC_EVENT_QP_LAST_WQE_REACHED	16
 
 #define SXRC_ASYNC_FLAG_OVERFLOW	_BITUL(0)
 

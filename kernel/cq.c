@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: completion queues and completion channels.
+ *
+ * The kernel produces CQEs into a ring the library polls without a
+ * system call (uapi: "Mapped rings").  Arming is a word in the same
+ * ring: the library stores the arm request, the kernel swaps it back to
+ * zero when a matching completion arrives and queues the CQ on its
+ * channel, a file of its own that the application reads or polls.
+ */
+#include <linux/anon_inodes.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/log2.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "sxrc.h"
+
+/* ------------------------------------------------------------------
+ * Completion channels
+ */
+
+static void sxrc_channel_free(struct kref *ref)
+{
+	kfree(container_of(ref, struct sxrc_channel, ref));
+}
+
+static void sxrc_channel_put(struct sxrc_channel *ch)
+{
+	kref_put(&ch->ref, sxrc_channel_free);
+}
+
+static bool sxrc_channel_pending(struct sxrc_channel *ch)
+{
+	bool pending;
+
+	spin_lock_irq(&ch->lock);
+	pending = !list_empty(&ch->ready);
+	spin_unlock_irq(&ch->lock);
+	return pending;
+}
+
+static ssize_t sxrc_channel_read(struct file *file, char __user *buf,
+				 size_t len, loff_t *pos)
+{
+	struct sxrc_channel *ch = file->private_data;
+	struct sxrc_comp_event rec;
+	struct sxrc_cq *cq;
+	size_t done = 0;
+	int ret;
+
+	if (len < sizeof(rec))
+		return -EINVAL;
+
+	while (!sxrc_channel_pending(ch)) {
+		if (file->f_flags & O_NONBLOCK)
+			return -EAGAIN;
+		ret = wait_event_interruptible(ch->wait,
+					       sxrc_channel_pending(ch));
+		if (ret)
+			return ret;
+	}
+
+	while (done + sizeof(rec) <= len) {
+		spin_lock_irq(&ch->lock);
+		cq = list_first_entry_or_null(&ch->ready, struct sxrc_cq,
+					      ev_entry);
+		if (!cq) {
+			spin_unlock_irq(&ch->lock);
+			break;
+		}
+		list_del_init(&cq->ev_entry);
+		rec.cq_cookie = cq->obj.user_cookie;
+		/*
+		 * Counted now, while the CQ cannot be destroyed under us: a
+		 * record the library may never see (EFAULT below) is one it
+		 * cannot acknowledge, so it is taken back.
+		 */
+		atomic_inc(&cq->comp_events);
+		kref_get(&cq->obj.ref);
+		spin_unlock_irq(&ch->lock);
+
+		if (copy_to_user(buf + done, &rec, sizeof(rec))) {
+			atomic_dec(&cq->comp_events);
+			sxrc_obj_drop(&cq->obj);
+			return done ? done : -EFAULT;
+		}
+		sxrc_obj_drop(&cq->obj);
+		done += sizeof(rec);
+	}
+	return done;
+}
+
+static __poll_t sxrc_channel_poll(struct file *file,
+				  struct poll_table_struct *wait)
+{
+	struct sxrc_channel *ch = file->private_data;
+
+	poll_wait(file, &ch->wait, wait);
+	return sxrc_channel_pending(ch) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+static int sxrc_channel_release(struct inode *inode, struct file *file)
+{
+	sxrc_channel_put(file->private_data);
+	return 0;
+}
+
+static const struct file_operations sxrc_channel_fops = {
+	.owner = THIS_MODULE,
+	.read = sxrc_channel_read,
+	.poll = sxrc_channel_poll,
+	.release = sxrc_channel_release,
+};
+
+int sxrc_channel_create(struct sxrc_call *call)
+{
+	struct sxrc_channel_out *out = call->out;
+	struct sxrc_channel *ch;
+	struct file *file;
+	int fd, ret;
+
+	ch = kzalloc(sizeof(*ch), GFP_KERNEL_ACCOUNT);
+	if (!ch)
+		return -ENOMEM;
+	kref_init(&ch->ref);
+	ch->dev = call->ctx->dev;
+	spin_lock_init(&ch->lock);
+	INIT_LIST_HEAD(&ch->ready);
+	init_waitqueue_head(&ch->wait);
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto err_free;
+	}
+	file = anon_inode_getfile("[softxrc-channel]", &sxrc_channel_fops, ch,
+				  O_RDWR);
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		goto err_fd;
+	}
+	/* The dispatcher installs it once the number reached userspace. */
+	call->new_file = file;
+	call->new_fd = fd;
+	out->fd = fd;
+	return 0;
+
+err_fd:
+	put_unused_fd(fd);
+err_free:
+	kfree(ch);
+	return ret;
+}
+
+/* Look up a channel fd given to SXRC_CQ_CREATE; returns a reference. */
+static struct sxrc_channel *sxrc_channel_get(struct sxrc_dev *dev, int fd)
+{
+	struct sxrc_channel *ch = ERR_PTR(-EINVAL);
+	struct file *file = fget(fd);
+
+	if (!file)
+		return ERR_PTR(-EBADF);
+	if (file->f_op == &sxrc_channel_fops) {
+		ch = file->private_data;
+		if (ch->dev == dev)
+			kref_get(&ch->ref);
+		else
+			ch = ERR_PTR(-EINVAL);
+	}
+	fput(file);
+	return ch;
+}
+
+static void sxrc_channel_notify(struct sxrc_cq *cq)
+{
+	struct sxrc_channel *ch = cq->channel;
+	unsigned long flags;
+
+	if (!ch)
+		return;
+	/* An event already waiting for this CQ covers this one too. */
+	spin_lock_irqsave(&ch->lock, flags);
+	if (list_empty(&cq->ev_entry))
+		list_add_tail(&cq->ev_entry, &ch->ready);
+	spin_unlock_irqrestore(&ch->lock, flags);
+	wake_up_interruptible(&ch->wait);
+}
+
+/* ------------------------------------------------------------------
+ * Completion queues
+ */
+
+/**
+ * sxrc_cq_post - produce one completion
+ * @cq: the CQ
+ * @cqe: the completion
+ *
+ * May be called from any context.  Fires the channel if the CQ is armed
+ * for this completion.  A full ring (or a consumer index the library
+ * moved past the producer) is an overrun: the CQ stops producing, is
+ * marked SXRC_RING_ERROR and IBV_EVENT_CQ_ERR is raised.
+ *
+ * Return: 0, or -ENOSPC if the completion was lost to an overrun.
+ */
+int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe)
+{
+	bool notify = false, overrun = false;
+	struct sxrc_ring_hdr *hdr;
+	unsigned long flags;
+	u32 cons, arm;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->error) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		return -ENOSPC;
+	}
+	hdr = sxrc_ring_hdr(cq->ring);
+	/* Pairs with the library's store-release of cons. */
+	cons = smp_load_acquire(&hdr->cons);
+	if (cq->prod - cons >= cq->ring->entries) {
+		cq->error = true;
+		WRITE_ONCE(hdr->flags, SXRC_RING_ERROR);
+		overrun = true;
+	} else {
+		memcpy(sxrc_ring_slot(cq->ring, cq->prod), cqe, sizeof(*cqe));
+		cq->prod++;
+		/* Pairs with the library's load-acquire of prod. */
+		smp_store_release(&hdr->prod, cq->prod);
+		/*
+		 * Pairs with the library's full barrier between storing
+		 * arm and polling again: one of us sees the other.
+		 */
+		smp_mb();
+		arm = READ_ONCE(hdr->arm);
+		if ((arm == SXRC_CQ_ARM_NEXT ||
+		     (arm == SXRC_CQ_ARM_SOLICITED &&
+		      (cqe->solicited || cqe->status != SXRC_WC_SUCCESS))) &&
+		    cmpxchg(&hdr->arm, arm, SXRC_CQ_ARM_NONE) == arm)
+			notify = true;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (overrun) {
+		sxrc_obj_event(&cq->obj, SXRC_EVENT_CQ_ERR);
+		return -ENOSPC;
+	}
+	if (notify)
+		sxrc_channel_notify(cq);
+	return 0;
+}
+
+static void sxrc_cq_destroy_obj(struct sxrc_obj *obj)
+{
+	struct sxrc_cq *cq = to_sxrc_cq(obj);
+	struct sxrc_channel *ch = cq->channel;
+
+	if (ch) {
+		spin_lock_irq(&ch->lock);
+		list_del_init(&cq->ev_entry);
+		spin_unlock_irq(&ch->lock);
+	}
+	sxrc_ring_unmap(obj->ctx, cq->ring);
+}
+
+static void sxrc_cq_release(struct sxrc_obj *obj)
+{
+	struct sxrc_cq *cq = to_sxrc_cq(obj);
+
+	if (cq->channel)
+		sxrc_channel_put(cq->channel);
+	sxrc_ring_put(cq->ring);
+	kfree(cq);
+}
+
+static const struct sxrc_obj_ops sxrc_cq_ops = {
+	.destroy = sxrc_cq_destroy_obj,
+	.release = sxrc_cq_release,
+};
+
+static int sxrc_cq_entries(u32 cqe, u32 *entries)
+{
+	if (!cqe || cqe > SXRC_MAX_CQE)
+		return -EINVAL;
+	*entries = roundup_pow_of_two(cqe);
+	return 0;
+}
+
+static void sxrc_cq_ring_out(struct sxrc_cq *cq, struct sxrc_cq_ring_out *out)
+{
+	out->handle = cq->obj.handle;
+	out->cqe = cq->ring->entries;
+	out->mmap_offset = (u64)cq->ring->mmap_id << PAGE_SHIFT;
+	out->mmap_size = cq->ring->size;
+}
+
+int sxrc_cq_create(struct sxrc_call *call)
+{
+	const struct sxrc_create_cq_in *in = call->in;
+	struct sxrc_ctx *ctx = call->ctx;
+	struct sxrc_cq *cq;
+	u32 entries;
+	int ret;
+
+	if (in->flags || in->comp_vector >= 1 || in->channel_fd < -1)
+		return -EINVAL;
+	ret = sxrc_cq_entries(in->cqe, &entries);
+	if (ret)
+		return ret;
+
+	cq = kzalloc(sizeof(*cq), GFP_KERNEL_ACCOUNT);
+	if (!cq)
+		return -ENOMEM;
+	spin_lock_init(&cq->lock);
+	INIT_LIST_HEAD(&cq->ev_entry);
+
+	if (in->channel_fd >= 0) {
+		cq->channel = sxrc_channel_get(ctx->dev, in->channel_fd);
+		if (IS_ERR(cq->channel)) {
+			ret = PTR_ERR(cq->channel);
+			goto err_free;
+		}
+	}
+
+	cq->ring = sxrc_ring_alloc(ctx, entries, sizeof(struct sxrc_cqe));
+	if (IS_ERR(cq->ring)) {
+		ret = PTR_ERR(cq->ring);
+		goto err_channel;
+	}
+
+	ret = sxrc_obj_init(call, &cq->obj, SXRC_TYPE_CQ, &sxrc_cq_ops,
+			    in->user_cookie);
+	if (ret)
+		goto err_ring;
+	sxrc_cq_ring_out(cq, call->out);
+	return 0;
+
+err_ring:
+	sxrc_ring_unmap(ctx, cq->ring);
+	sxrc_ring_put(cq->ring);
+err_channel:
+	if (!IS_ERR_OR_NULL(cq->channel))
+		sxrc_channel_put(cq->channel);
+err_free:
+	kfree(cq);
+	return ret;
+}
+
+int sxrc_cq_destroy(struct sxrc_call *call)
+{
+	const struct sxrc_handle_in *in = call->in;
+	struct sxrc_destroy_out *out = call->out;
+	struct sxrc_obj *obj;
+	int ret;
+
+	if (in->reserved)
+		return -EINVAL;
+	ret = sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_CQ, &obj);
+	if (ret)
+		return ret;
+	out->comp_events = atomic_read(&to_sxrc_cq(obj)->comp_events);
+	out->async_events = atomic_read(&obj->async_events);
+	sxrc_obj_drop(obj);
+	return 0;
+}
+
+int sxrc_cq_resize(struct sxrc_call *call)
+{
+	const struct sxrc_resize_cq_in *in = call->in;
+	struct sxrc_ring *ring, *old;
+	struct sxrc_ring_hdr *hdr;
+	struct sxrc_obj *obj;
+	struct sxrc_cq *cq;
+	u32 entries, cons, n, i;
+	int ret;
+
+	ret = sxrc_cq_entries(in->cqe, &entries);
+	if (ret)
+		return ret;
+	obj = sxrc_obj_get(call->ctx, in->handle, SXRC_TYPE_CQ);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	cq = to_sxrc_cq(obj);
+
+	ring = sxrc_ring_alloc(call->ctx, entries, sizeof(struct sxrc_cqe));
+	if (IS_ERR(ring)) {
+		ret = PTR_ERR(ring);
+		goto out_put;
+	}
+
+	spin_lock_irq(&cq->lock);
+	old = cq->ring;
+	hdr = sxrc_ring_hdr(old);
+	/* Pairs with the library's store-release of cons. */
+	cons = smp_load_acquire(&hdr->cons);
+	n = cq->prod - cons;
+	if (n > old->entries || n > entries) {
+		/* Corrupt index, or more queued than the new size holds. */
+		spin_unlock_irq(&cq->lock);
+		sxrc_ring_unmap(call->ctx, ring);
+		sxrc_ring_put(ring);
+		ret = -EINVAL;
+		goto out_put;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(sxrc_ring_slot(ring, i), sxrc_ring_slot(old, cons + i),
+		       sizeof(struct sxrc_cqe));
+	sxrc_ring_hdr(ring)->prod = n;
+	sxrc_ring_hdr(ring)->arm = READ_ONCE(hdr->arm);
+	sxrc_ring_hdr(ring)->flags = READ_ONCE(hdr->flags);
+	cq->prod = n;
+	cq->ring = ring;
+	spin_unlock_irq(&cq->lock);
+
+	sxrc_ring_unmap(call->ctx, old);
+	sxrc_ring_put(old);
+	sxrc_cq_ring_out(cq, call->out);
+	ret = 0;
+
+out_put:
+	sxrc_obj_put(obj);
+	return ret;
+}

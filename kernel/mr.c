@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: memory regions.
+ *
+ * Registration pins the pages with FOLL_LONGTERM and charges them to
+ * the caller's mm->pinned_vm, exactly once per MR, against
+ * RLIMIT_MEMLOCK.  The page list is kept as runs of physically
+ * contiguous pages, so a huge page or a contiguous buffer costs one
+ * entry, not one per 4 KiB.
+ */
+#include <linux/mm.h>
+#include <linux/random.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+#include "sxrc.h"
+
+/* Page pointers fetched per pin_user_pages_fast() call. */
+#define SXRC_PIN_BATCH		(PAGE_SIZE * 4 / sizeof(struct page *))
+
+static int sxrc_charge_pinned(struct mm_struct *mm, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	u64 pinned;
+
+	pinned = atomic64_add_return(npages, &mm->pinned_vm);
+	if (pinned > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Append @n pages starting at @pages, merging into the last run. */
+static int sxrc_umem_add(struct sxrc_umem *umem, unsigned long *cap,
+			 struct page **pages, unsigned long n, u64 offset)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++, offset += PAGE_SIZE) {
+		struct sxrc_page_run *last = umem->nruns ?
+			&umem->runs[umem->nruns - 1] : NULL;
+
+		if (last && page_to_pfn(last->page) + last->npages ==
+			    page_to_pfn(pages[i])) {
+			last->npages++;
+			continue;
+		}
+		if (umem->nruns == *cap) {
+			unsigned long ncap = *cap ? *cap * 2 : 16;
+			struct sxrc_page_run *runs;
+
+			runs = kvmalloc_array(ncap, sizeof(*runs),
+					      GFP_KERNEL_ACCOUNT);
+			if (!runs)
+				return -ENOMEM;
+			if (umem->nruns)
+				memcpy(runs, umem->runs,
+				       umem->nruns * sizeof(*runs));
+			kvfree(umem->runs);
+			umem->runs = runs;
+			*cap = ncap;
+		}
+		umem->runs[umem->nruns++] = (struct sxrc_page_run) {
+			.page = pages[i], .offset = offset, .npages = 1,
+		};
+	}
+	return 0;
+}
+
+static void sxrc_umem_unpin(struct sxrc_umem *umem)
+{
+	unsigned long i;
+
+	for (i = 0; i < umem->nruns; i++)
+		unpin_user_page_range_dirty_lock(umem->runs[i].page,
+						 umem->runs[i].npages,
+						 umem->writable);
+	kvfree(umem->runs);
+	umem->runs = NULL;
+	umem->nruns = 0;
+}
+
+static void sxrc_umem_free(struct kref *ref)
+{
+	struct sxrc_umem *umem = container_of(ref, struct sxrc_umem, ref);
+
+	sxrc_umem_unpin(umem);
+	atomic64_sub(umem->npages, &umem->owner_mm->pinned_vm);
+	atomic64_sub(umem->npages, &umem->dev->mr_pages);
+	mmdrop(umem->owner_mm);
+	kfree(umem);
+}
+
+static void sxrc_umem_put(struct sxrc_umem *umem)
+{
+	kref_put(&umem->ref, sxrc_umem_free);
+}
+
+/* Pin [addr, addr + length) of the current process. */
+static struct sxrc_umem *sxrc_umem_get(struct sxrc_dev *dev, u64 addr,
+				       u64 length, bool writable)
+{
+	unsigned int gup_flags = FOLL_LONGTERM | (writable ? FOLL_WRITE : 0);
+	unsigned long cap = 0, done = 0, start;
+	struct sxrc_umem *umem;
+	struct page **pages;
+	int ret;
+
+	umem = kzalloc(sizeof(*umem), GFP_KERNEL_ACCOUNT);
+	if (!umem)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&umem->ref);
+	umem->dev = dev;
+	umem->addr = addr;
+	umem->length = length;
+	umem->writable = writable;
+	start = addr & PAGE_MASK;
+	umem->npages = (PAGE_ALIGN(addr + length) - start) >> PAGE_SHIFT;
+
+	umem->owner_mm = current->mm;
+	mmgrab(umem->owner_mm);
+	ret = sxrc_charge_pinned(umem->owner_mm, umem->npages);
+	if (ret)
+		goto err_mm;
+
+	pages = kvmalloc_array(SXRC_PIN_BATCH, sizeof(*pages), GFP_KERNEL);
+	if (!pages) {
+		ret = -ENOMEM;
+		goto err_uncharge;
+	}
+
+	while (done < umem->npages) {
+		unsigned long want = min(umem->npages - done, SXRC_PIN_BATCH);
+		int got;
+
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto err_unpin;
+		}
+		got = pin_user_pages_fast(start + done * PAGE_SIZE, want,
+					  gup_flags, pages);
+		if (got <= 0) {
+			ret = got ? got : -EFAULT;
+			goto err_unpin;
+		}
+		ret = sxrc_umem_add(umem, &cap, pages, got,
+				    (u64)done << PAGE_SHIFT);
+		if (ret) {
+			unpin_user_pages(pages, got);
+			goto err_unpin;
+		}
+		done += got;
+		cond_resched();
+	}
+	kvfree(pages);
+	atomic64_add(umem->npages, &dev->mr_pages);
+	return umem;
+
+err_unpin:
+	kvfree(pages);
+	sxrc_umem_unpin(umem);
+err_uncharge:
+	atomic64_sub(umem->npages, &umem->owner_mm->pinned_vm);
+err_mm:
+	mmdrop(umem->owner_mm);
+	kfree(umem);
+	return ERR_PTR(ret);
+}
+
+/* ------------------------------------------------------------------ */
+
+static int sxrc_check_access(u32 access)
+{
+	if (access & ~SXRC_ACCESS_ALL)
+		return -EINVAL;
+	/* Remote writes and atomics change memory: it must be writable. */
+	if ((access & (SXRC_ACCESS_REMOTE_WRITE | SXRC_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & SXRC_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+static int sxrc_check_range(u64 addr, u64 length)
+{
+	u64 end;
+
+	if (!length || check_add_overflow(addr, length, &end) ||
+	    end > TASK_SIZE)
+		return -EINVAL;
+	return 0;
+}
+
+static void sxrc_mr_destroy(struct sxrc_obj *obj)
+{
+	struct sxrc_mr *mr = to_sxrc_mr(obj);
+
+	/* No rkey reaches it from now on. */
+	xa_erase(&obj->ctx->dev->mrs, mr->key >> 8);
+	sxrc_obj_undepend(&mr->pd->obj);
+	sxrc_umem_put(mr->umem);
+	mr->umem = NULL;
+}
+
+static void sxrc_mr_release(struct sxrc_obj *obj)
+{
+	struct sxrc_mr *mr = to_sxrc_mr(obj);
+
+	kfree_rcu(mr, rcu);
+}
+
+static const struct sxrc_obj_ops sxrc_mr_ops = {
+	.destroy = sxrc_mr_destroy,
+	.release = sxrc_mr_release,
+};
+
+int sxrc_mr_reg(struct sxrc_call *call)
+{
+	const struct sxrc_reg_mr_in *in = call->in;
+	struct sxrc_reg_mr_out *out = call->out;
+	struct sxrc_dev *dev = call->ctx->dev;
+	struct sxrc_obj *pd_obj;
+	struct sxrc_mr *mr;
+	u32 index;
+	int ret;
+
+	ret = sxrc_check_access(in->access);
+	if (ret)
+		return ret;
+	ret = sxrc_check_range(in->addr, in->length);
+	if (ret)
+		return ret;
+	if (in->iova + in->length < in->iova)
+		return -EINVAL;
+
+	pd_obj = sxrc_obj_get(call->ctx, in->pd_handle, SXRC_TYPE_PD);
+	if (IS_ERR(pd_obj))
+		return PTR_ERR(pd_obj);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	if (!mr) {
+		ret = -ENOMEM;
+		goto err_put_pd;
+	}
+	mutex_init(&mr->rereg_mutex);
+	spin_lock_init(&mr->lock);
+	mr->access = in->access;
+	mr->iova = in->iova;
+	mr->umem = sxrc_umem_get(dev, in->addr, in->length,
+				 in->access & SXRC_ACCESS_LOCAL_WRITE);
+	if (IS_ERR(mr->umem)) {
+		ret = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+
+	/* Reserve the index; the MR becomes reachable by key below. */
+	ret = xa_alloc_cyclic(&dev->mrs, &index, NULL,
+			      XA_LIMIT(1, SXRC_MR_INDEX_MAX), &dev->mr_next,
+			      GFP_KERNEL);
+	if (ret < 0)
+		goto err_umem;
+	mr->key = index << 8 | get_random_u8();
+
+	ret = sxrc_obj_init(call, &mr->obj, SXRC_TYPE_MR, &sxrc_mr_ops,
+			    in->user_cookie);
+	if (ret)
+		goto err_index;
+
+	mr->pd = to_sxrc_pd(pd_obj);
+	sxrc_obj_depend(pd_obj);
+	xa_store(&dev->mrs, index, mr, GFP_KERNEL);
+	sxrc_obj_put(pd_obj);
+
+	out->handle = mr->obj.handle;
+	out->lkey = mr->key;
+	out->rkey = mr->key;
+	return 0;
+
+err_index:
+	xa_erase(&dev->mrs, index);
+err_umem:
+	sxrc_umem_put(mr->umem);
+err_free:
+	kfree(mr);
+err_put_pd:
+	sxrc_obj_put(pd_obj);
+	return ret == -EBUSY ? -ENOMEM : ret;
+}
+
+int sxrc_mr_dereg(struct sxrc_call *call)
+{
+	const struct sxrc_handle_in *in = call->in;
+
+	if (in->reserved)
+		return -EINVAL;
+	return sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_MR, NULL);
+}
+
+int sxrc_mr_rereg(struct sxrc_call *call)
+{
+	const struct sxrc_rereg_mr_in *in = call->in;
+	struct sxrc_reg_mr_out *out = call->out;
+	struct sxrc_umem *umem = NULL, *old_umem = NULL;
+	struct sxrc_obj *obj, *pd_obj = NULL;
+	struct sxrc_pd *old_pd = NULL;
+	struct sxrc_mr *mr;
+	u32 access;
+	int ret;
+
+	if (!in->flags || in->flags & ~SXRC_REREG_ALL)
+		return -EINVAL;
+
+	obj = sxrc_obj_get(call->ctx, in->handle, SXRC_TYPE_MR);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	mr = to_sxrc_mr(obj);
+	mutex_lock(&mr->rereg_mutex);
+
+	access = in->flags & SXRC_REREG_ACCESS ? in->access : mr->access;
+	ret = sxrc_check_access(access);
+	if (ret)
+		goto out_put;
+
+	if (in->flags & SXRC_REREG_PD) {
+		pd_obj = sxrc_obj_get(call->ctx, in->pd_handle, SXRC_TYPE_PD);
+		if (IS_ERR(pd_obj)) {
+			ret = PTR_ERR(pd_obj);
+			pd_obj = NULL;
+			goto out_put;
+		}
+	}
+
+	if (in->flags & SXRC_REREG_TRANSLATION) {
+		ret = sxrc_check_range(in->addr, in->length);
+		if (ret || in->iova + in->length < in->iova) {
+			ret = -EINVAL;
+			goto out_put;
+		}
+		umem = sxrc_umem_get(call->ctx->dev, in->addr, in->length,
+				     access & SXRC_ACCESS_LOCAL_WRITE);
+	} else if ((access & SXRC_ACCESS_LOCAL_WRITE) &&
+		   !mr->umem->writable) {
+		/* Newly writable: the pages must be pinned for write. */
+		umem = sxrc_umem_get(call->ctx->dev, mr->umem->addr,
+				     mr->umem->length, true);
+	}
+	if (IS_ERR(umem)) {
+		ret = PTR_ERR(umem);
+		goto out_put;
+	}
+
+	/* Nothing can fail from here: switch everything at once. */
+	if (pd_obj)
+		sxrc_obj_depend(pd_obj);
+	spin_lock(&mr->lock);
+	if (pd_obj) {
+		old_pd = mr->pd;
+		mr->pd = to_sxrc_pd(pd_obj);
+	}
+	if (umem) {
+		old_umem = mr->umem;
+		mr->umem = umem;
+	}
+	if (in->flags & SXRC_REREG_TRANSLATION)
+		mr->iova = in->iova;
+	mr->access = access;
+	spin_unlock(&mr->lock);
+
+	if (old_pd)
+		sxrc_obj_undepend(&old_pd->obj);
+	if (old_umem)
+		sxrc_umem_put(old_umem);
+
+	out->handle = mr->obj.handle;
+	out->lkey = mr->key;
+	out->rkey = mr->key;
+	ret = 0;
+
+out_put:
+	mutex_unlock(&mr->rereg_mutex);
+	if (pd_obj)
+		sxrc_obj_put(pd_obj);
+	sxrc_obj_put(obj);
+	return ret;
+}

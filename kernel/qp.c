@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: queue pairs: creation with their mapped rings, the state
+ * machine, queries, multicast attachment, and the flush of every
+ * outstanding WQE when a QP enters the error state.
+ */
+#include <linux/log2.h>
+#include <linux/slab.h>
+
+#include "sxrc.h"
+
+#define SXRC_QPN_MIN		2	/* 0 and 1 are the IBTA's SMI and GSI */
+#define SXRC_MTU_MIN		1	/* IBV_MTU_256 */
+#define SXRC_MTU_MAX		5	/* IBV_MTU_4096 */
+#define SXRC_MIG_MAX		2	/* IBV_MIG_ARMED */
+
+/* ------------------------------------------------------------------
+ * Rings
+ */
+
+static u32 sxrc_send_stride(u32 max_sge, u32 max_inline)
+{
+	u32 payload = max(max_sge * (u32)sizeof(struct sxrc_sge), max_inline);
+
+	return roundup_pow_of_two(sizeof(struct sxrc_send_wqe) + payload);
+}
+
+static u32 sxrc_recv_stride(u32 max_sge)
+{
+	return roundup_pow_of_two(sizeof(struct sxrc_recv_wqe) +
+				  max_sge * sizeof(struct sxrc_sge));
+}
+
+/* What a send slot of @stride bytes can carry. */
+static void sxrc_send_caps(u32 stride, u32 *max_sge, u32 *max_inline)
+{
+	u32 payload = stride - sizeof(struct sxrc_send_wqe);
+
+	*max_sge = min_t(u32, payload / sizeof(struct sxrc_sge), SXRC_MAX_SGE);
+	*max_inline = min_t(u32, payload, SXRC_MAX_INLINE);
+}
+
+static u32 sxrc_recv_sges(u32 stride)
+{
+	return min_t(u32, (stride - sizeof(struct sxrc_recv_wqe)) /
+			  sizeof(struct sxrc_sge), SXRC_MAX_SGE);
+}
+
+/* ------------------------------------------------------------------
+ * Flushing
+ */
+
+static u32 sxrc_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case SXRC_WR_RDMA_WRITE:
+	case SXRC_WR_RDMA_WRITE_WITH_IMM:
+		return SXRC_WC_OP_RDMA_WRITE;
+	case SXRC_WR_RDMA_READ:
+		return SXRC_WC_OP_RDMA_READ;
+	case SXRC_WR_ATOMIC_CMP_AND_SWP:
+		return SXRC_WC_OP_COMP_SWAP;
+	case SXRC_WR_ATOMIC_FETCH_AND_ADD:
+		return SXRC_WC_OP_FETCH_ADD;
+	case SXRC_WR_LOCAL_INV:
+		return SXRC_WC_OP_LOCAL_INV;
+	default:
+		return SXRC_WC_OP_SEND;
+	}
+}
+
+/*
+ * Complete every WQE the library posted and the kernel has not consumed
+ * with IBV_WC_WR_FLUSH_ERR.  Called with qp->lock held.  A corrupt
+ * producer index flushes nothing and empties the queue.
+ */
+static void sxrc_wq_flush(struct sxrc_qp *qp, struct sxrc_wq *wq,
+			  struct sxrc_cq *cq, bool send)
+{
+	struct sxrc_ring_hdr *hdr;
+	u32 prod;
+
+	if (!wq->ring)
+		return;
+	hdr = sxrc_ring_hdr(wq->ring);
+	/* Pairs with the library's store-release of prod: WQEs are whole. */
+	prod = smp_load_acquire(&hdr->prod);
+	if (prod - wq->cons > wq->ring->entries)
+		wq->cons = prod;
+
+	for (; wq->cons != prod; wq->cons++) {
+		void *slot = sxrc_ring_slot(wq->ring, wq->cons);
+		struct sxrc_cqe cqe = {
+			.status = SXRC_WC_WR_FLUSH_ERR,
+			.qp_num = qp->qpn,
+		};
+
+		if (send) {
+			const struct sxrc_send_wqe *wqe = slot;
+
+			cqe.wr_id = READ_ONCE(wqe->wr_id);
+			cqe.opcode = sxrc_wc_opcode(READ_ONCE(wqe->opcode));
+		} else {
+			const struct sxrc_recv_wqe *wqe = slot;
+
+			cqe.wr_id = READ_ONCE(wqe->wr_id);
+			cqe.opcode = SXRC_WC_OP_RECV;
+		}
+		sxrc_cq_post(cq, &cqe);
+	}
+	/* Hand the slots back; pairs with the library's load-acquire. */
+	smp_store_release(&hdr->cons, wq->cons);
+}
+
+/* Drop whatever is queued without completing it (modify to RESET). */
+static void sxrc_wq_reset(struct sxrc_wq *wq)
+{
+	struct sxrc_ring_hdr *hdr;
+
+	if (!wq->ring)
+		return;
+	hdr = sxrc_ring_hdr(wq->ring);
+	/* Same pairing as in sxrc_wq_flush(), without completing. */
+	wq->cons = smp_load_acquire(&hdr->prod);
+	WRITE_ONCE(hdr->flags, 0);
+	/* Pairs with the library's load-acquire of cons. */
+	smp_store_release(&hdr->cons, wq->cons);
+}
+
+/* ------------------------------------------------------------------
+ * Multicast
+ */
+
+static void sxrc_mcast_detach_all(struct sxrc_qp *qp)
+{
+	struct sxrc_dev *dev = qp->obj.ctx->dev;
+	struct sxrc_mcast *m, *tmp;
+
+	mutex_lock(&dev->mcast_lock);
+	list_for_each_entry_safe(m, tmp, &dev->mcast_list, entry) {
+		if (m->qp != qp)
+			continue;
+		list_del(&m->entry);
+		kfree(m);
+	}
+	qp->mcast_count = 0;
+	mutex_unlock(&dev->mcast_lock);
+}
+
+/* ------------------------------------------------------------------
+ * Create and destroy
+ */
+
+static bool sxrc_qp_busy(struct sxrc_obj *obj)
+{
+	/* Attach/detach hold a usage count, so this cannot change now. */
+	return READ_ONCE(to_sxrc_qp(obj)->mcast_count) != 0;
+}
+
+static void sxrc_qp_destroy_obj(struct sxrc_obj *obj)
+{
+	struct sxrc_qp *qp = to_sxrc_qp(obj);
+	struct sxrc_ctx *ctx = obj->ctx;
+
+	sxrc_mcast_detach_all(qp);
+	xa_erase(&ctx->dev->qps, qp->qpn);
+	if (qp->sq.ring)
+		sxrc_ring_unmap(ctx, qp->sq.ring);
+	if (qp->rq.ring)
+		sxrc_ring_unmap(ctx, qp->rq.ring);
+	if (qp->srq)
+		sxrc_obj_undepend(&qp->srq->obj);
+	sxrc_obj_undepend(&qp->recv_cq->obj);
+	sxrc_obj_undepend(&qp->send_cq->obj);
+	sxrc_obj_undepend(&qp->pd->obj);
+}
+
+static void sxrc_qp_release(struct sxrc_obj *obj)
+{
+	struct sxrc_qp *qp = to_sxrc_qp(obj);
+
+	if (qp->sq.ring)
+		sxrc_ring_put(qp->sq.ring);
+	if (qp->rq.ring)
+		sxrc_ring_put(qp->rq.ring);
+	kfree(qp);
+}
+
+static const struct sxrc_obj_ops sxrc_qp_ops = {
+	.busy = sxrc_qp_busy,
+	.destroy = sxrc_qp_destroy_obj,
+	.release = sxrc_qp_release,
+};
+
+static int sxrc_qp_check_create(const struct sxrc_create_qp_in *in)
+{
+	switch (in->qp_type) {
+	case SXRC_QPT_RC:
+	case SXRC_QPT_UD:
+		break;
+	case SXRC_QPT_UC:
+		/* Only RC and UD QPs may receive from an SRQ. */
+		if (in->srq_handle)
+			return -EINVAL;
+		break;
+	case 8:	/* IBV_QPT_RAW_PACKET: no Ethernet frames here */
+	case SXRC_QPT_XRC_SEND:
+	case SXRC_QPT_XRC_RECV:
+		return -EOPNOTSUPP;
+	default:
+		return -EINVAL;
+	}
+	if (in->flags || in->max_send_wr > SXRC_MAX_QP_WR ||
+	    in->max_send_sge > SXRC_MAX_SGE ||
+	    in->max_inline_data > SXRC_MAX_INLINE)
+		return -EINVAL;
+	/* The receive side is the SRQ's business when there is one. */
+	if (!in->srq_handle && (in->max_recv_wr > SXRC_MAX_QP_WR ||
+				in->max_recv_sge > SXRC_MAX_SGE))
+		return -EINVAL;
+	return 0;
+}
+
+/* Look up everything a new QP uses; on success each holds a usage. */
+static int sxrc_qp_get_deps(struct sxrc_ctx *ctx,
+			    const struct sxrc_create_qp_in *in,
+			    struct sxrc_obj *deps[4])
+{
+	static const enum sxrc_obj_type types[4] = {
+		SXRC_TYPE_PD, SXRC_TYPE_CQ, SXRC_TYPE_CQ, SXRC_TYPE_SRQ,
+	};
+	const u32 handles[4] = {
+		in->pd_handle, in->send_cq_handle, in->recv_cq_handle,
+		in->srq_handle,
+	};
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		deps[i] = NULL;
+		if (i == 3 && !handles[i])
+			break;
+		deps[i] = sxrc_obj_get(ctx, handles[i], types[i]);
+		if (IS_ERR(deps[i])) {
+			int ret = PTR_ERR(deps[i]);
+
+			deps[i] = NULL;
+			while (i--)
+				if (deps[i])
+					sxrc_obj_put(deps[i]);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int sxrc_qp_create(struct sxrc_call *call)
+{
+	const struct sxrc_create_qp_in *in = call->in;
+	struct sxrc_create_qp_out *out = call->out;
+	struct sxrc_ctx *ctx = call->ctx;
+	struct sxrc_dev *dev = ctx->dev;
+	struct sxrc_obj *deps[4];
+	struct sxrc_qp *qp;
+	u32 entries, stride;
+	int ret, i;
+
+	ret = sxrc_qp_check_create(in);
+	if (ret)
+		return ret;
+	ret = sxrc_qp_get_deps(ctx, in, deps);
+	if (ret)
+		return ret;
+
+	qp = kzalloc(sizeof(*qp), GFP_KERNEL_ACCOUNT);
+	if (!qp) {
+		ret = -ENOMEM;
+		goto err_put;
+	}
+	spin_lock_init(&qp->lock);
+	qp->type = in->qp_type;
+	qp->sq_sig_all = !!in->sq_sig_all;
+
+	entries = roundup_pow_of_two(max(in->max_send_wr, 1U));
+	stride = sxrc_send_stride(in->max_send_sge, in->max_inline_data);
+	qp->sq.ring = sxrc_ring_alloc(ctx, entries, stride);
+	if (IS_ERR(qp->sq.ring)) {
+		ret = PTR_ERR(qp->sq.ring);
+		qp->sq.ring = NULL;
+		goto err_free;
+	}
+	qp->cap.max_send_wr = entries;
+	sxrc_send_caps(stride, &qp->cap.max_send_sge,
+		       &qp->cap.max_inline_data);
+	qp->sq.max_sge = qp->cap.max_send_sge;
+
+	if (!deps[3]) {
+		entries = roundup_pow_of_two(max(in->max_recv_wr, 1U));
+		stride = sxrc_recv_stride(max(in->max_recv_sge, 1U));
+		qp->rq.ring = sxrc_ring_alloc(ctx, entries, stride);
+		if (IS_ERR(qp->rq.ring)) {
+			ret = PTR_ERR(qp->rq.ring);
+			qp->rq.ring = NULL;
+			goto err_sq;
+		}
+		qp->cap.max_recv_wr = entries;
+		qp->cap.max_recv_sge = sxrc_recv_sges(stride);
+		qp->rq.max_sge = qp->cap.max_recv_sge;
+	}
+
+	ret = xa_alloc_cyclic(&dev->qps, &qp->qpn, NULL,
+			      XA_LIMIT(SXRC_QPN_MIN, SXRC_QPN_MAX),
+			      &dev->qp_next, GFP_KERNEL);
+	if (ret < 0)
+		goto err_rq;
+
+	ret = sxrc_obj_init(call, &qp->obj, SXRC_TYPE_QP, &sxrc_qp_ops,
+			    in->user_cookie);
+	if (ret)
+		goto err_qpn;
+
+	/* Nothing fails from here on. */
+	qp->pd = to_sxrc_pd(deps[0]);
+	qp->send_cq = to_sxrc_cq(deps[1]);
+	qp->recv_cq = to_sxrc_cq(deps[2]);
+	qp->srq = deps[3] ? to_sxrc_srq(deps[3]) : NULL;
+	for (i = 0; i < 4 && deps[i]; i++) {
+		sxrc_obj_depend(deps[i]);
+		sxrc_obj_put(deps[i]);
+	}
+	qp->attr.qp_state = SXRC_QPS_RESET;
+	qp->attr.cur_qp_state = SXRC_QPS_RESET;
+	xa_store(&dev->qps, qp->qpn, qp, GFP_KERNEL);
+
+	out->handle = qp->obj.handle;
+	out->qp_num = qp->qpn;
+	out->cap = qp->cap;
+	sxrc_wq_info(qp->sq.ring, &out->sq);
+	if (qp->rq.ring)
+		sxrc_wq_info(qp->rq.ring, &out->rq);
+	return 0;
+
+err_qpn:
+	xa_erase(&dev->qps, qp->qpn);
+err_rq:
+	if (qp->rq.ring) {
+		sxrc_ring_unmap(ctx, qp->rq.ring);
+		sxrc_ring_put(qp->rq.ring);
+	}
+err_sq:
+	sxrc_ring_unmap(ctx, qp->sq.ring);
+	sxrc_ring_put(qp->sq.ring);
+err_free:
+	kfree(qp);
+err_put:
+	for (i = 0; i < 4 && deps[i]; i++)
+		sxrc_obj_put(deps[i]);
+	return ret == -EBUSY ? -ENOMEM : ret;
+}
+
+int sxrc_qp_destroy(struct sxrc_call *call)
+{
+	const struct sxrc_handle_in *in = call->in;
+	struct sxrc_destroy_out *out = call->out;
+	struct sxrc_obj *obj;
+	int ret;
+
+	if (in->reserved)
+		return -EINVAL;
+	ret = sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_QP, &obj);
+	if (ret)
+		return ret;
+	out->async_events = atomic_read(&obj->async_events);
+	sxrc_obj_drop(obj);
+	return 0;
+}
+
+/* ------------------------------------------------------------------
+ * Modify and query
+ */
+
+static int sxrc_check_ah(const struct sxrc_ah_attr *ah)
+{
+	if (ah->port_num != 1 || ah->reserved[0] || ah->reserved[1])
+		return -EINVAL;
+	if (ah->is_global && ah->sgid_index >= SXRC_GID_TBL_LEN)
+		return -EINVAL;
+	return 0;
+}
+
+/* Range checks of the attribute values the mask names. */
+static int sxrc_qp_check_attr(const struct sxrc_qp_attr *a, u32 mask)
+{
+	if (a->reserved0)
+		return -EINVAL;
+	if ((mask & SXRC_QP_STATE) && a->qp_state > SXRC_QPS_ERR)
+		return -EINVAL;
+	if ((mask & SXRC_QP_PORT) && a->port_num != 1)
+		return -EINVAL;
+	if ((mask & SXRC_QP_PKEY_INDEX) && a->pkey_index >= SXRC_PKEY_TBL_LEN)
+		return -EINVAL;
+	if ((mask & SXRC_QP_ACCESS_FLAGS) &&
+	    (a->qp_access_flags & ~SXRC_ACCESS_ALL))
+		return -EINVAL;
+	if ((mask & SXRC_QP_PATH_MTU) &&
+	    (a->path_mtu < SXRC_MTU_MIN || a->path_mtu > SXRC_MTU_MAX))
+		return -EINVAL;
+	if ((mask & SXRC_QP_AV) && sxrc_check_ah(&a->ah_attr))
+		return -EINVAL;
+	if ((mask & SXRC_QP_ALT_PATH) &&
+	    (sxrc_check_ah(&a->alt_ah_attr) || a->alt_port_num != 1 ||
+	     a->alt_pkey_index >= SXRC_PKEY_TBL_LEN || a->alt_timeout > 31))
+		return -EINVAL;
+	if ((mask & SXRC_QP_PATH_MIG_STATE) && a->path_mig_state > SXRC_MIG_MAX)
+		return -EINVAL;
+	if ((mask & SXRC_QP_TIMEOUT) && a->timeout > 31)
+		return -EINVAL;
+	if ((mask & SXRC_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & SXRC_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & SXRC_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & SXRC_QP_MAX_QP_RD_ATOMIC) &&
+	    a->max_rd_atomic > SXRC_MAX_RD_ATOM)
+		return -EINVAL;
+	if ((mask & SXRC_QP_MAX_DEST_RD_ATOMIC) &&
+	    a->max_dest_rd_atomic > SXRC_MAX_RD_ATOM)
+		return -EINVAL;
+	if ((mask & SXRC_QP_DEST_QPN) && a->dest_qp_num > SXRC_QPN_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+/* Copy the attributes @mask names from @a into the QP's. */
+static void sxrc_qp_apply(struct sxrc_qp_attr *qa, const struct sxrc_qp_attr *a,
+			  u32 mask)
+{
+	if (mask & SXRC_QP_EN_SQD_ASYNC_NOTIFY)
+		qa->en_sqd_async_notify = a->en_sqd_async_notify;
+	if (mask & SXRC_QP_ACCESS_FLAGS)
+		qa->qp_access_flags = a->qp_access_flags;
+	if (mask & SXRC_QP_PKEY_INDEX)
+		qa->pkey_index = a->pkey_index;
+	if (mask & SXRC_QP_PORT)
+		qa->port_num = a->port_num;
+	if (mask & SXRC_QP_QKEY)
+		qa->qkey = a->qkey;
+	if (mask & SXRC_QP_AV)
+		qa->ah_attr = a->ah_attr;
+	if (mask & SXRC_QP_PATH_MTU)
+		qa->path_mtu = a->path_mtu;
+	if (mask & SXRC_QP_TIMEOUT)
+		qa->timeout = a->timeout;
+	if (mask & SXRC_QP_RETRY_CNT)
+		qa->retry_cnt = a->retry_cnt;
+	if (mask & SXRC_QP_RNR_RETRY)
+		qa->rnr_retry = a->rnr_retry;
+	if (mask & SXRC_QP_MAX_QP_RD_ATOMIC)
+		qa->max_rd_atomic = a->max_rd_atomic;
+	if (mask & SXRC_QP_MIN_RNR_TIMER)
+		qa->min_rnr_timer = a->min_rnr_timer;
+	if (mask & SXRC_QP_MAX_DEST_RD_ATOMIC)
+		qa->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & SXRC_QP_PATH_MIG_STATE)
+		qa->path_mig_state = a->path_mig_state;
+	if (mask & SXRC_QP_DEST_QPN)
+		qa->dest_qp_num = a->dest_qp_num;
+	if (mask & SXRC_QP_ALT_PATH) {
+		qa->alt_ah_attr = a->alt_ah_attr;
+		qa->alt_port_num = a->alt_port_num;
+		qa->alt_pkey_index = a->alt_pkey_index;
+		qa->alt_timeout = a->alt_timeout;
+	}
+	/* PSNs are 24 bits on the wire. */
+	if (mask & SXRC_QP_RQ_PSN)
+		qa->rq_psn = a->rq_psn & 0xffffff;
+	if (mask & SXRC_QP_SQ_PSN)
+		qa->sq_psn = a->sq_psn & 0xffffff;
+}
+
+int sxrc_qp_modify(struct sxrc_call *call)
+{
+	const struct sxrc_modify_qp_in *in = call->in;
+	const struct sxrc_qp_attr *a = &in->attr;
+	u32 mask = in->attr_mask, cur, next;
+	bool last_wqe = false, drained = false;
+	struct sxrc_obj *obj;
+	struct sxrc_qp *qp;
+	int ret;
+
+	if (mask & ~SXRC_QP_ATTR_ALL)
+		return -EINVAL;
+	ret = sxrc_qp_check_attr(a, mask);
+	if (ret)
+		return ret;
+
+	obj = sxrc_obj_get(call->ctx, in->handle, SXRC_TYPE_QP);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	qp = to_sxrc_qp(obj);
+
+	spin_lock_irq(&qp->lock);
+	cur = qp->attr.qp_state;
+	next = mask & SXRC_QP_STATE ? a->qp_state : cur;
+	if (((mask & SXRC_QP_CUR_STATE) && a->cur_qp_state != cur) ||
+	    !sxrc_qp_transition_ok(qp->type, cur, next, mask)) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+
+	sxrc_qp_apply(&qp->attr, a, mask);
+	qp->attr.qp_state = next;
+	qp->attr.cur_qp_state = next;
+
+	if (next == SXRC_QPS_RESET && cur != SXRC_QPS_RESET) {
+		sxrc_wq_reset(&qp->sq);
+		sxrc_wq_reset(&qp->rq);
+	} else if (next == SXRC_QPS_ERR && cur != SXRC_QPS_ERR) {
+		sxrc_wq_flush(qp, &qp->sq, qp->send_cq, true);
+		sxrc_wq_flush(qp, &qp->rq, qp->recv_cq, false);
+		last_wqe = qp->srq;
+	} else if (next == SXRC_QPS_SQD && cur != SXRC_QPS_SQD) {
+		/* Work requests run to completion when posted: drained. */
+		drained = qp->attr.en_sqd_async_notify;
+	}
+out_unlock:
+	spin_unlock_irq(&qp->lock);
+
+	if (last_wqe)
+		sxrc_obj_event(obj, SXRC_EVENT_QP_LAST_WQE_REACHED);
+	if (drained)
+		sxrc_obj_event(obj, SXRC_EVENT_SQ_DRAINED);
+	sxrc_obj_put(obj);
+	return ret;
+}
+
+int sxrc_qp_query(struct sxrc_call *call)
+{
+	const struct sxrc_handle_in *in = call->in;
+	struct sxrc_query_qp_out *out = call->out;
+	struct sxrc_obj *obj;
+	struct sxrc_qp *qp;
+
+	if (in->reserved)
+		return -EINVAL;
+	obj = sxrc_obj_get(call->ctx, in->handle, SXRC_TYPE_QP);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	qp = to_sxrc_qp(obj);
+
+	spin_lock_irq(&qp->lock);
+	out->attr = qp->attr;
+	spin_unlock_irq(&qp->lock);
+	out->attr.cap = qp->cap;
+	out->qp_type = qp->type;
+	out->sq_sig_all = qp->sq_sig_all;
+	out->srq_handle = qp->srq ? qp->srq->obj.handle : 0;
+	sxrc_obj_put(obj);
+	return 0;
+}
+
+int sxrc_qp_attach_mcast(struct sxrc_call *call)
+{
+	const struct sxrc_mcast_in *in = call->in;
+	struct sxrc_dev *dev = call->ctx->dev;
+	unsigned int total = 0, members = 0;
+	struct sxrc_mcast *m, *new;
+	struct sxrc_obj *obj;
+	struct sxrc_qp *qp;
+	int ret = 0;
+
+	if (in->reserved || in->gid[0] != 0xff)
+		return -EINVAL;
+	obj = sxrc_obj_get(call->ctx, in->handle, SXRC_TYPE_QP);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	qp = to_sxrc_qp(obj);
+	if (qp->type != SXRC_QPT_UD) {
+		ret = -EINVAL;
+		goto out_put;
+	}
+
+	new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
+	if (!new) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+	memcpy(new->gid, in->gid, sizeof(new->gid));
+	new->lid = in->lid;
+	new->qp = qp;
+
+	mutex_lock(&dev->mcast_lock);
+	list_for_each_entry(m, &dev->mcast_list, entry) {
+		bool same_group = !memcmp(m->gid, in->gid, sizeof(m->gid));
+
+		if (same_group && m->qp == qp)
+			goto out_unlock;	/* attached already: done */
+		members += same_group;
+		total++;
+	}
+	if (members >= SXRC_MAX_MCAST_QP ||
+	    total >= SXRC_MAX_MCAST_GRP * SXRC_MAX_MCAST_QP) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	list_add_tail(&new->entry, &dev->mcast_list);
+	qp->mcast_count++;
+	new = NULL;
+out_unlock:
+	mutex_unlock(&dev->mcast_lock);
+	kfree(new);
+out_put:
+	sxrc_obj_put(obj);
+	return ret;
+}
+
+int sxrc_qp_detach_mcast(struct sxrc_call *call)
+{
+	const struct sxrc_mcast_in *in = call->in;
+	struct sxrc_dev *dev = call->ctx->dev;
+	struct sxrc_mcast *m;
+	struct sxrc_obj *obj;
+	struct sxrc_qp *qp;
+	int ret = -EINVAL;
+
+	if (in->reserved)
+		return -EINVAL;
+	obj = sxrc_obj_get(call->ctx, in->handle, SXRC_TYPE_QP);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	qp = to_sxrc_qp(obj);
+
+	mutex_lock(&dev->mcast_lock);
+	list_for_each_entry(m, &dev->mcast_list, entry) {
+		if (m->qp != qp || memcmp(m->gid, in->gid, sizeof(m->gid)) ||
+		    m->lid != in->lid)
+			continue;
+		list_del(&m->entry);
+		kfree(m);
+		qp->mcast_count--;
+		ret = 0;
+		break;
+	}
+	mutex_unlock(&dev->mcast_lock);
+	sxrc_obj_put(obj);
+	return ret;
+}

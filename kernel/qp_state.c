@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: which QP state transitions the IBTA allows, and with which
+ * attributes (IBTA 1.4 vol. 1, 10.3 and 11.2.4.2; Linux follows the same
+ * rules in ib_modify_qp_is_ok()).
+ *
+ * For each (current, next) pair the table gives the attributes a
+ * transition requires and the ones it may also take, per QP type.
+ * Anything else in the mask, a pair that is not listed, or a required
+ * attribute missing, makes the modify fail with EINVAL.
+ */
+#include "sxrc.h"
+
+/* QP types indexing the masks below. */
+enum sxrc_qpt_index {
+	QPT_RC,
+	QPT_UC,
+	QPT_UD,
+	QPT_XRC_SEND,
+	QPT_XRC_RECV,
+	QPT_COUNT,
+};
+
+struct sxrc_transition {
+	bool valid;
+	u32 req[QPT_COUNT];
+	u32 opt[QPT_COUNT];
+};
+
+#define A(x)	SXRC_QP_##x
+
+/* RESET -> INIT */
+#define INIT_RC_UC	(A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS))
+#define INIT_UD		(A(PKEY_INDEX) | A(PORT) | A(QKEY))
+
+/* INIT -> RTR */
+#define RTR_UC_REQ	(A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN))
+#define RTR_RC_REQ	(RTR_UC_REQ | A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER))
+#define RTR_CONN_OPT	(A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX))
+
+/* RTR -> RTS */
+#define RTS_RC_REQ	(A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) | \
+			 A(SQ_PSN) | A(MAX_QP_RD_ATOMIC))
+#define RTS_CONN_OPT	(A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) | \
+			 A(PATH_MIG_STATE))
+#define RTS_UD_OPT	(A(CUR_STATE) | A(QKEY))
+
+/* SQD -> SQD: the path may be changed while drained */
+#define SQD_RC_OPT	(A(PORT) | A(AV) | A(TIMEOUT) | A(RETRY_CNT) | \
+			 A(RNR_RETRY) | A(MAX_QP_RD_ATOMIC) | \
+			 A(MAX_DEST_RD_ATOMIC) | A(ALT_PATH) | \
+			 A(ACCESS_FLAGS) | A(PKEY_INDEX) | \
+			 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE))
+
+static const struct sxrc_transition sxrc_qp_table[][SXRC_QPS_ERR + 1] = {
+	[SXRC_QPS_RESET] = {
+		[SXRC_QPS_RESET] = { .valid = true },
+		[SXRC_QPS_INIT] = {
+			.valid = true,
+			.req = {
+				[QPT_RC] = INIT_RC_UC,
+				[QPT_UC] = INIT_RC_UC,
+				[QPT_UD] = INIT_UD,
+				[QPT_XRC_SEND] = INIT_RC_UC,
+				[QPT_XRC_RECV] = INIT_RC_UC,
+			},
+		},
+	},
+	[SXRC_QPS_INIT] = {
+		[SXRC_QPS_RESET] = { .valid = true },
+		[SXRC_QPS_ERR] = { .valid = true },
+		[SXRC_QPS_INIT] = {
+			.valid = true,
+			.opt = {
+				[QPT_RC] = INIT_RC_UC,
+				[QPT_UC] = INIT_RC_UC,
+				[QPT_UD] = INIT_UD,
+				[QPT_XRC_SEND] = INIT_RC_UC,
+				[QPT_XRC_RECV] = INIT_RC_UC,
+			},
+		},
+		[SXRC_QPS_RTR] = {
+			.valid = true,
+			.req = {
+				[QPT_RC] = RTR_RC_REQ,
+				[QPT_UC] = RTR_UC_REQ,
+				[QPT_XRC_SEND] = RTR_UC_REQ,
+				[QPT_XRC_RECV] = RTR_RC_REQ,
+			},
+			.opt = {
+				[QPT_RC] = RTR_CONN_OPT,
+				[QPT_UC] = RTR_CONN_OPT,
+				[QPT_UD] = A(PKEY_INDEX) | A(QKEY),
+				[QPT_XRC_SEND] = RTR_CONN_OPT,
+				[QPT_XRC_RECV] = RTR_CONN_OPT,
+			},
+		},
+	},
+	[SXRC_QPS_RTR] = {
+		[SXRC_QPS_RESET] = { .valid = true },
+		[SXRC_QPS_ERR] = { .valid = true },
+		[SXRC_QPS_RTS] = {
+			.valid = true,
+			.req = {
+				[QPT_RC] = RTS_RC_REQ,
+				[QPT_UC] = A(SQ_PSN),
+				[QPT_UD] = A(SQ_PSN),
+				[QPT_XRC_SEND] = RTS_RC_REQ,
+				[QPT_XRC_RECV] = A(TIMEOUT) | A(SQ_PSN),
+			},
+			.opt = {
+				[QPT_RC] = RTS_CONN_OPT | A(MIN_RNR_TIMER),
+				[QPT_UC] = RTS_CONN_OPT,
+				[QPT_UD] = RTS_UD_OPT,
+				[QPT_XRC_SEND] = RTS_CONN_OPT,
+				[QPT_XRC_RECV] = RTS_CONN_OPT | A(MIN_RNR_TIMER),
+			},
+		},
+	},
+	[SXRC_QPS_RTS] = {
+		[SXRC_QPS_RESET] = { .valid = true },
+		[SXRC_QPS_ERR] = { .valid = true },
+		[SXRC_QPS_RTS] = {
+			.valid = true,
+			.opt = {
+				[QPT_RC] = RTS_CONN_OPT | A(MIN_RNR_TIMER),
+				[QPT_UC] = RTS_CONN_OPT,
+				[QPT_UD] = RTS_UD_OPT,
+				[QPT_XRC_SEND] = RTS_CONN_OPT,
+				[QPT_XRC_RECV] = RTS_CONN_OPT | A(MIN_RNR_TIMER),
+			},
+		},
+		[SXRC_QPS_SQD] = {
+			.valid = true,
+			.opt = {
+				[QPT_RC] = A(EN_SQD_ASYNC_NOTIFY),
+				[QPT_UC] = A(EN_SQD_ASYNC_NOTIFY),
+				[QPT_UD] = A(EN_SQD_ASYNC_NOTIFY),
+				[QPT_XRC_SEND] = A(EN_SQD_ASYNC_NOTIFY),
+				[QPT_XRC_RECV] = A(EN_SQD_ASYNC_NOTIFY),
+			},
+		},
+	},
+	[SXRC_QPS_SQD] = {
+		[SXRC_QPS_RESET] = { .valid = true },
+		[SXRC_QPS_ERR] = { .valid = true },
+		[SXRC_QPS_RTS] = {
+			.valid = true,
+			.opt = {
+				[QPT_RC] = RTS_CONN_OPT | A(MIN_RNR_TIMER),
+				[QPT_UC] = RTS_CONN_OPT,
+				[QPT_UD] = RTS_UD_OPT,
+				[QPT_XRC_SEND] = RTS_CONN_OPT,
+				[QPT_XRC_RECV] = RTS_CONN_OPT | A(MIN_RNR_TIMER),
+			},
+		},
+		[SXRC_QPS_SQD] = {
+			.valid = true,
+			.opt = {
+				[QPT_RC] = SQD_RC_OPT,
+				[QPT_UC] = A(AV) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+					   A(PKEY_INDEX) | A(PATH_MIG_STATE),
+				[QPT_UD] = A(PKEY_INDEX) | A(QKEY),
+				[QPT_XRC_SEND] = SQD_RC_OPT &
+						 ~A(MAX_DEST_RD_ATOMIC) &
+						 ~A(MIN_RNR_TIMER),
+				[QPT_XRC_RECV] = SQD_RC_OPT & ~A(RETRY_CNT) &
+						 ~A(RNR_RETRY) &
+						 ~A(MAX_QP_RD_ATOMIC),
+			},
+		},
+	},
+	[SXRC_QPS_SQE] = {
+		[SXRC_QPS_RESET] = { .valid = true },
+		[SXRC_QPS_ERR] = { .valid = true },
+		[SXRC_QPS_RTS] = {
+			.valid = true,
+			.opt = {
+				[QPT_UC] = A(CUR_STATE) | A(ACCESS_FLAGS),
+				[QPT_UD] = A(CUR_STATE) | A(QKEY),
+			},
+		},
+	},
+	[SXRC_QPS_ERR] = {
+		[SXRC_QPS_RESET] = { .valid = true },
+		[SXRC_QPS_ERR] = { .valid = true },
+	},
+};
+
+#undef A
+
+static int sxrc_qpt_index(u32 type)
+{
+	switch (type) {
+	case SXRC_QPT_RC:
+		return QPT_RC;
+	case SXRC_QPT_UC:
+		return QPT_UC;
+	case SXRC_QPT_UD:
+		return QPT_UD;
+	case SXRC_QPT_XRC_SEND:
+		return QPT_XRC_SEND;
+	case SXRC_QPT_XRC_RECV:
+		return QPT_XRC_RECV;
+	default:
+		return -1;
+	}
+}
+
+/**
+ * sxrc_qp_transition_ok - may a QP of @type go from @cur to @next?
+ * @type: SXRC_QPT_*
+ * @cur: current state
+ * @next: requested state (@cur when the mask lacks SXRC_QP_STATE)
+ * @mask: SXRC_QP_* attributes given
+ */
+bool sxrc_qp_transition_ok(u32 type, u32 cur, u32 next, u32 mask)
+{
+	const struct sxrc_transition *t;
+	int i = sxrc_qpt_index(type);
+	u32 req, opt;
+
+	if (i < 0 || cur > SXRC_QPS_ERR || next > SXRC_QPS_ERR)
+		return false;
+	/* Asserting the current state only makes sense past RTR. */
+	if ((mask & SXRC_QP_CUR_STATE) &&
+	    cur != SXRC_QPS_RTR && cur != SXRC_QPS_RTS &&
+	    cur != SXRC_QPS_SQD && cur != SXRC_QPS_SQE)
+		return false;
+
+	t = &sxrc_qp_table[cur][next];
+	if (!t->valid)
+		return false;
+	req = t->req[i];
+	opt = t->opt[i];
+	if ((mask & req) != req)
+		return false;
+	return !(mask & ~(req | opt | SXRC_QP_STATE));
+}

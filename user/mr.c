@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc userspace library: memory regions.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "sxrc.h"
+
+/* Pages this process has pinned already, from /proc/self/status. */
+static long sxrc_vmpin_kib(void)
+{
+	char line[128];
+	long kib = -1;
+	FILE *f;
+
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/*
+ * ENOMEM from registration is nearly always RLIMIT_MEMLOCK, and people
+ * in containers meet it daily: say so, with the numbers.
+ */
+static void sxrc_explain_enomem(size_t length)
+{
+	struct rlimit rl;
+	long pinned = sxrc_vmpin_kib();
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return;
+	if (pinned < 0 || (uint64_t)pinned * 1024 + length <= rl.rlim_cur)
+		return;
+	sxrc_log("ibv_reg_mr: cannot pin %zu KiB: RLIMIT_MEMLOCK is %" PRIu64
+		 " KiB and %ld KiB are pinned already; raise it (ulimit -l, "
+		 "/etc/security/limits.conf, or docker run --ulimit "
+		 "memlock=-1)\n", (length + 1023) / 1024,
+		 (uint64_t)rl.rlim_cur / 1024, pinned);
+}
+
+SXRC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
+					    size_t length, uint64_t iova,
+					    unsigned int access)
+{
+	struct sxrc_reg_mr_in in = {
+		.addr = (uintptr_t)addr,
+		.length = length,
+		.iova = iova,
+		.pd_handle = to_sxrc_pd(pd)->handle,
+		/* Optional bits are hints a device may ignore: ignored. */
+		.access = access & ~IBV_ACCESS_OPTIONAL_RANGE,
+	};
+	struct sxrc_reg_mr_out out;
+	struct sxrc_mr *mr;
+	int ret;
+
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+	in.user_cookie = (uintptr_t)&mr->ibmr;
+	ret = sxrc_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_REG,
+			  &in, sizeof(in), &out, sizeof(out));
+	if (ret) {
+		if (ret == ENOMEM)
+			sxrc_explain_enomem(length);
+		free(mr);
+		errno = ret;
+		return NULL;
+	}
+	mr->ibmr.context = pd->context;
+	mr->ibmr.pd = pd;
+	mr->ibmr.addr = addr;
+	mr->ibmr.length = length;
+	mr->ibmr.handle = out.handle;
+	mr->ibmr.lkey = out.lkey;
+	mr->ibmr.rkey = out.rkey;
+	return &mr->ibmr;
+}
+
+#undef ibv_reg_mr
+SXRC_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr,
+				      size_t length, int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr, access);
+}
+
+#undef ibv_reg_mr_iova
+SXRC_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr,
+					   size_t length, uint64_t iova,
+					   int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, iova, access);
+}
+
+SXRC_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	int ret;
+
+	ret = sxrc_destroy_handle(mr->context->cmd_fd, SXRC_OBJ_MR,
+				  SXRC_MR_DEREG, mr->handle);
+	if (ret)
+		return ret;
+	free(sxrc_container_of(mr, struct sxrc_mr, ibmr));
+	return 0;
+}
+
+/*
+ * The kernel changes everything or nothing, so a failed rereg always
+ * leaves the old MR valid: IBV_REREG_MR_ERR_INPUT, with errno saying why.
+ */
+SXRC_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+			     void *addr, size_t length, int access)
+{
+	struct sxrc_rereg_mr_in in = {
+		.handle = mr->handle,
+		.flags = flags,
+		.addr = (uintptr_t)addr,
+		.length = length,
+		.iova = (uintptr_t)addr,
+		.access = access & ~IBV_ACCESS_OPTIONAL_RANGE,
+	};
+	struct sxrc_reg_mr_out out;
+	int ret;
+
+	if (flags <= 0 || flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		if (!pd) {
+			errno = EINVAL;
+			return IBV_REREG_MR_ERR_INPUT;
+		}
+		in.pd_handle = to_sxrc_pd(pd)->handle;
+	}
+	ret = sxrc_invoke(mr->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_REREG,
+			  &in, sizeof(in), &out, sizeof(out));
+	if (ret) {
+		if (ret == ENOMEM)
+			sxrc_explain_enomem(length);
+		errno = ret;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		mr->addr = addr;
+		mr->length = length;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		mr->pd = pd;
+	mr->lkey = out.lkey;
+	mr->rkey = out.rkey;
+	return 0;
+}

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc userspace library: queue pairs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sxrc.h"
+
+struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
+				 struct ibv_qp_init_attr_ex *attr)
+{
+	struct sxrc_create_qp_in in = { 0 };
+	struct sxrc_create_qp_out out;
+	struct sxrc_qp *qp;
+	int ret;
+
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
+	    !attr->send_cq || !attr->recv_cq) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				IBV_QP_INIT_ATTR_CREATE_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    attr->create_flags) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+
+	in.user_cookie = (uintptr_t)&qp->ibqp;
+	in.pd_handle = to_sxrc_pd(attr->pd)->handle;
+	in.send_cq_handle = attr->send_cq->handle;
+	in.recv_cq_handle = attr->recv_cq->handle;
+	in.srq_handle = attr->srq ? attr->srq->handle : 0;
+	in.qp_type = attr->qp_type;
+	in.sq_sig_all = !!attr->sq_sig_all;
+	in.max_send_wr = attr->cap.max_send_wr;
+	in.max_recv_wr = attr->cap.max_recv_wr;
+	in.max_send_sge = attr->cap.max_send_sge;
+	in.max_recv_sge = attr->cap.max_recv_sge;
+	in.max_inline_data = attr->cap.max_inline_data;
+
+	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_CREATE,
+			  &in, sizeof(in), &out, sizeof(out));
+	if (ret)
+		goto err_free;
+	ret = sxrc_uwq_init(context->cmd_fd, &qp->sq, &out.sq,
+			    out.cap.max_send_sge, out.cap.max_inline_data);
+	if (ret)
+		goto err_destroy;
+	ret = sxrc_uwq_init(context->cmd_fd, &qp->rq, &out.rq,
+			    out.cap.max_recv_sge, 0);
+	if (ret)
+		goto err_sq;
+
+	qp->sq_sig_all = in.sq_sig_all;
+	qp->ibqp.context = context;
+	qp->ibqp.qp_context = attr->qp_context;
+	qp->ibqp.pd = attr->pd;
+	qp->ibqp.send_cq = attr->send_cq;
+	qp->ibqp.recv_cq = attr->recv_cq;
+	qp->ibqp.srq = attr->srq;
+	qp->ibqp.handle = out.handle;
+	qp->ibqp.qp_num = out.qp_num;
+	qp->ibqp.state = IBV_QPS_RESET;
+	qp->ibqp.qp_type = attr->qp_type;
+	pthread_mutex_init(&qp->ibqp.mutex, NULL);
+	pthread_cond_init(&qp->ibqp.cond, NULL);
+
+	attr->cap.max_send_wr = out.cap.max_send_wr;
+	attr->cap.max_recv_wr = out.cap.max_recv_wr;
+	attr->cap.max_send_sge = out.cap.max_send_sge;
+	attr->cap.max_recv_sge = out.cap.max_recv_sge;
+	attr->cap.max_inline_data = out.cap.max_inline_data;
+	return &qp->ibqp;
+
+err_sq:
+	sxrc_uwq_fini(&qp->sq);
+err_destroy:
+	sxrc_destroy_handle(context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_DESTROY,
+			    out.handle);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+SXRC_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
+					 struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_qp *qp;
+
+	qp = sxrc_create_qp_ex(pd->context, &ex);
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+SXRC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct sxrc_qp *qp = to_sxrc_qp(ibqp);
+	struct sxrc_handle_in in = { .handle = ibqp->handle };
+	struct sxrc_destroy_out out;
+	int ret;
+
+	ret = sxrc_invoke(ibqp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_DESTROY,
+			  &in, sizeof(in), &out, sizeof(out));
+	if (ret)
+		return ret;
+	sxrc_wait_events(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed,
+			 out.async_events);
+	sxrc_uwq_fini(&qp->sq);
+	sxrc_uwq_fini(&qp->rq);
+	pthread_mutex_destroy(&ibqp->mutex);
+	pthread_cond_destroy(&ibqp->cond);
+	free(qp);
+	return 0;
+}
+
+static void sxrc_ah_to_kern(struct sxrc_ah_attr *k, const struct ibv_ah_attr *a)
+{
+	memcpy(k->dgid, a->grh.dgid.raw, sizeof(k->dgid));
+	k->flow_label = a->grh.flow_label;
+	k->sgid_index = a->grh.sgid_index;
+	k->hop_limit = a->grh.hop_limit;
+	k->traffic_class = a->grh.traffic_class;
+	k->is_global = a->is_global;
+	k->dlid = a->dlid;
+	k->sl = a->sl;
+	k->src_path_bits = a->src_path_bits;
+	k->static_rate = a->static_rate;
+	k->port_num = a->port_num;
+}
+
+static void sxrc_ah_from_kern(struct ibv_ah_attr *a, const struct sxrc_ah_attr *k)
+{
+	memcpy(a->grh.dgid.raw, k->dgid, sizeof(k->dgid));
+	a->grh.flow_label = k->flow_label;
+	a->grh.sgid_index = k->sgid_index;
+	a->grh.hop_limit = k->hop_limit;
+	a->grh.traffic_class = k->traffic_class;
+	a->is_global = k->is_global;
+	a->dlid = k->dlid;
+	a->sl = k->sl;
+	a->src_path_bits = k->src_path_bits;
+	a->static_rate = k->static_rate;
+	a->port_num = k->port_num;
+}
+
+/* Fields the application did not name in the mask are not read. */
+static void sxrc_qp_attr_to_kern(struct sxrc_qp_attr *k,
+				 const struct ibv_qp_attr *a, int mask)
+{
+	k->qp_state = a->qp_state;
+	k->cur_qp_state = a->cur_qp_state;
+	k->path_mtu = a->path_mtu;
+	k->path_mig_state = a->path_mig_state;
+	k->qkey = a->qkey;
+	k->rq_psn = a->rq_psn;
+	k->sq_psn = a->sq_psn;
+	k->dest_qp_num = a->dest_qp_num;
+	k->qp_access_flags = a->qp_access_flags;
+	if (mask & IBV_QP_AV)
+		sxrc_ah_to_kern(&k->ah_attr, &a->ah_attr);
+	if (mask & IBV_QP_ALT_PATH)
+		sxrc_ah_to_kern(&k->alt_ah_attr, &a->alt_ah_attr);
+	k->pkey_index = a->pkey_index;
+	k->alt_pkey_index = a->alt_pkey_index;
+	k->en_sqd_async_notify = a->en_sqd_async_notify;
+	k->max_rd_atomic = a->max_rd_atomic;
+	k->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	k->min_rnr_timer = a->min_rnr_timer;
+	k->port_num = a->port_num;
+	k->timeout = a->timeout;
+	k->retry_cnt = a->retry_cnt;
+	k->rnr_retry = a->rnr_retry;
+	k->alt_port_num = a->alt_port_num;
+	k->alt_timeout = a->alt_timeout;
+	k->rate_limit = a->rate_limit;
+}
+
+SXRC_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			      int attr_mask)
+{
+	struct sxrc_modify_qp_in in = {
+		.handle = qp->handle,
+		.attr_mask = attr_mask,
+	};
+	int ret;
+
+	sxrc_qp_attr_to_kern(&in.attr, attr, attr_mask);
+	ret = sxrc_invoke(qp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_MODIFY,
+			  &in, sizeof(in), NULL, 0);
+	if (ret)
+		return ret;
+	if (attr_mask & IBV_QP_STATE)
+		qp->state = attr->qp_state;
+	return 0;
+}
+
+SXRC_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			     int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct sxrc_handle_in in = { .handle = ibqp->handle };
+	struct sxrc_query_qp_out out;
+	const struct sxrc_qp_attr *k = &out.attr;
+	int ret;
+
+	(void)attr_mask;	/* a hint: everything is returned */
+	ret = sxrc_invoke(ibqp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_QUERY,
+			  &in, sizeof(in), &out, sizeof(out));
+	if (ret)
+		return ret;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = k->qp_state;
+	attr->cur_qp_state = k->cur_qp_state;
+	attr->path_mtu = k->path_mtu;
+	attr->path_mig_state = k->path_mig_state;
+	attr->qkey = k->qkey;
+	attr->rq_psn = k->rq_psn;
+	attr->sq_psn = k->sq_psn;
+	attr->dest_qp_num = k->dest_qp_num;
+	attr->qp_access_flags = k->qp_access_flags;
+	attr->cap.max_send_wr = k->cap.max_send_wr;
+	attr->cap.max_recv_wr = k->cap.max_recv_wr;
+	attr->cap.max_send_sge = k->cap.max_send_sge;
+	attr->cap.max_recv_sge = k->cap.max_recv_sge;
+	attr->cap.max_inline_data = k->cap.max_inline_data;
+	sxrc_ah_from_kern(&attr->ah_attr, &k->ah_attr);
+	sxrc_ah_from_kern(&attr->alt_ah_attr, &k->alt_ah_attr);
+	attr->pkey_index = k->pkey_index;
+	attr->alt_pkey_index = k->alt_pkey_index;
+	attr->en_sqd_async_notify = k->en_sqd_async_notify;
+	attr->sq_draining = k->sq_draining;
+	attr->max_rd_atomic = k->max_rd_atomic;
+	attr->max_dest_rd_atomic = k->max_dest_rd_atomic;
+	attr->min_rnr_timer = k->min_rnr_timer;
+	attr->port_num = k->port_num;
+	attr->timeout = k->timeout;
+	attr->retry_cnt = k->retry_cnt;
+	attr->rnr_retry = k->rnr_retry;
+	attr->alt_port_num = k->alt_port_num;
+	attr->alt_timeout = k->alt_timeout;
+	attr->rate_limit = k->rate_limit;
+
+	if (init_attr) {
+		memset(init_attr, 0, sizeof(*init_attr));
+		init_attr->qp_context = ibqp->qp_context;
+		init_attr->send_cq = ibqp->send_cq;
+		init_attr->recv_cq = ibqp->recv_cq;
+		init_attr->srq = ibqp->srq;
+		init_attr->cap = attr->cap;
+		init_attr->qp_type = out.qp_type;
+		init_attr->sq_sig_all = out.sq_sig_all;
+	}
+	ibqp->state = attr->qp_state;
+	return 0;
+}
+
+static int sxrc_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		      uint16_t lid, uint16_t method)
+{
+	struct sxrc_mcast_in in = { .handle = qp->handle, .lid = lid };
+
+	memcpy(in.gid, gid->raw, sizeof(in.gid));
+	return sxrc_invoke(qp->context->cmd_fd, SXRC_OBJ_QP, method,
+			   &in, sizeof(in), NULL, 0);
+}
+
+SXRC_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+				 uint16_t lid)
+{
+	return sxrc_mcast(qp, gid, lid, SXRC_QP_ATTACH_MCAST);
+}
+
+SXRC_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+				 uint16_t lid)
+{
+	return sxrc_mcast(qp, gid, lid, SXRC_QP_DETACH_MCAST);
+}
+
+int sxrc_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr)
+{
+	struct sxrc_qp *qp = to_sxrc_qp(ibqp);
+
+	/* A QP on an SRQ has no receive queue of its own. */
+	if (ibqp->srq) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	return sxrc_post_recv_ring(&qp->rq, wr, bad_wr);
+}
+
+/* The data path engine lands with the next step; until then: say so. */
+int sxrc_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr)
+{
+	(void)ibqp;
+	*bad_wr = wr;
+	return EOPNOTSUPP;
+}

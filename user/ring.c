@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc userspace library: rings shared with the kernel.
+ *
+ * The ordering rules are those of uapi "Mapped rings": a producer fills
+ * a slot and publishes it with a store-release of its index; a consumer
+ * reads the other side's index with a load-acquire.  C11 atomics on the
+ * shared 32-bit indices give exactly the kernel's smp_load_acquire() /
+ * smp_store_release() pairing.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "sxrc.h"
+
+int sxrc_uring_map(int fd, struct sxrc_uring *r, uint64_t offset,
+		   uint64_t size, uint32_t entries, uint32_t stride)
+{
+	void *map;
+
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
+	if (map == MAP_FAILED)
+		return errno;
+	r->map = map;
+	r->size = size;
+	r->hdr = map;
+	r->entries = entries;
+	r->stride = stride;
+	return 0;
+}
+
+void sxrc_uring_unmap(struct sxrc_uring *r)
+{
+	if (r->map)
+		munmap(r->map, r->size);
+	r->map = NULL;
+}
+
+int sxrc_uwq_init(int fd, struct sxrc_uwq *wq, const struct sxrc_wq_info *info,
+		  uint32_t max_sge, uint32_t max_inline)
+{
+	int ret;
+
+	memset(wq, 0, sizeof(*wq));
+	pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+	wq->max_sge = max_sge;
+	wq->max_inline = max_inline;
+	if (!info->mmap_size)
+		return 0;
+	ret = sxrc_uring_map(fd, &wq->ring, info->mmap_offset,
+			     info->mmap_size, info->entries, info->stride);
+	if (ret)
+		return ret;
+	/* The kernel may have consumed nothing yet; start where it is. */
+	wq->prod = atomic_load_explicit((_Atomic uint32_t *)&wq->ring.hdr->prod,
+					memory_order_relaxed);
+	return 0;
+}
+
+void sxrc_uwq_fini(struct sxrc_uwq *wq)
+{
+	sxrc_uring_unmap(&wq->ring);
+	pthread_spin_destroy(&wq->lock);
+}
+
+static inline uint32_t sxrc_load_acquire(uint32_t *p)
+{
+	return atomic_load_explicit((_Atomic uint32_t *)p,
+				    memory_order_acquire);
+}
+
+static inline void sxrc_store_release(uint32_t *p, uint32_t v)
+{
+	atomic_store_explicit((_Atomic uint32_t *)p, v, memory_order_release);
+}
+
+/* Post receive WQEs into an RQ or SRQ ring; returns 0 or an errno. */
+int sxrc_post_recv_ring(struct sxrc_uwq *wq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr)
+{
+	struct sxrc_uring *r = &wq->ring;
+	int ret = 0;
+
+	pthread_spin_lock(&wq->lock);
+	for (; wr; wr = wr->next) {
+		struct sxrc_recv_wqe *wqe;
+		struct sxrc_sge *sge;
+		int i;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > wq->max_sge) {
+			ret = EINVAL;
+			break;
+		}
+		if (wq->prod - sxrc_load_acquire(&r->hdr->cons) >= r->entries) {
+			ret = ENOMEM;
+			break;
+		}
+		wqe = sxrc_uring_slot(r, wq->prod);
+		wqe->wr_id = wr->wr_id;
+		wqe->num_sge = wr->num_sge;
+		wqe->reserved = 0;
+		sge = (struct sxrc_sge *)(wqe + 1);
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		wq->prod++;
+	}
+	/* Publish every WQE written above at once. */
+	sxrc_store_release(&r->hdr->prod, wq->prod);
+	pthread_spin_unlock(&wq->lock);
+
+	if (ret && bad_wr)
+		*bad_wr = wr;
+	return ret;
+}
+
+/*
+ * rdma-core's rule for destroying a CQ, QP or SRQ: wait until the
+ * application acknowledged every event the kernel says it delivered.
+ */
+void sxrc_wait_events(pthread_mutex_t *mutex, pthread_cond_t *cond,
+		      const uint32_t *acked, uint32_t reported)
+{
+	pthread_mutex_lock(mutex);
+	while (*acked < reported)
+		pthread_cond_wait(cond, mutex);
+	pthread_mutex_unlock(mutex);
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc userspace library: shared receive queues.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "sxrc.h"
+
+struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
+				   struct ibv_srq_init_attr_ex *attr)
+{
+	struct sxrc_create_srq_in in = { 0 };
+	struct sxrc_create_srq_out out;
+	struct sxrc_srq *srq;
+	int ret;
+
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((attr->comp_mask & ~(IBV_SRQ_INIT_ATTR_PD |
+				 IBV_SRQ_INIT_ATTR_TYPE)) ||
+	    ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+	     attr->srq_type != IBV_SRQT_BASIC)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	in.user_cookie = (uintptr_t)&srq->ibsrq;
+	in.pd_handle = to_sxrc_pd(attr->pd)->handle;
+	in.max_wr = attr->attr.max_wr;
+	in.max_sge = attr->attr.max_sge;
+	in.srq_limit = attr->attr.srq_limit;
+
+	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_SRQ, SXRC_SRQ_CREATE,
+			  &in, sizeof(in), &out, sizeof(out));
+	if (ret)
+		goto err_free;
+	ret = sxrc_uwq_init(context->cmd_fd, &srq->wq, &out.ring, out.max_sge,
+			    0);
+	if (ret)
+		goto err_destroy;
+
+	srq->srq_num = out.srq_num;
+	srq->ibsrq.context = context;
+	srq->ibsrq.srq_context = attr->srq_context;
+	srq->ibsrq.pd = attr->pd;
+	srq->ibsrq.handle = out.handle;
+	pthread_mutex_init(&srq->ibsrq.mutex, NULL);
+	pthread_cond_init(&srq->ibsrq.cond, NULL);
+	attr->attr.max_wr = out.max_wr;
+	attr->attr.max_sge = out.max_sge;
+	return &srq->ibsrq;
+
+err_destroy:
+	sxrc_destroy_handle(context->cmd_fd, SXRC_OBJ_SRQ, SXRC_SRQ_DESTROY,
+			    out.handle);
+err_free:
+	free(srq);
+	errno = ret;
+	return NULL;
+}
+
+SXRC_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
+					   struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex ex = {
+		.srq_context = attr->srq_context,
+		.attr = attr->attr,
+		.comp_mask = IBV_SRQ_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_srq *srq;
+
+	srq = sxrc_create_srq_ex(pd->context, &ex);
+	if (srq)
+		attr->attr = ex.attr;
+	return srq;
+}
+
+SXRC_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			       int attr_mask)
+{
+	struct sxrc_srq_attr in = {
+		.handle = srq->handle,
+		.attr_mask = attr_mask,
+		.max_wr = attr->max_wr,
+		.srq_limit = attr->srq_limit,
+	};
+
+	return sxrc_invoke(srq->context->cmd_fd, SXRC_OBJ_SRQ,
+			   SXRC_SRQ_MODIFY, &in, sizeof(in), NULL, 0);
+}
+
+SXRC_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct sxrc_srq_attr in = { .handle = srq->handle }, out;
+	int ret;
+
+	ret = sxrc_invoke(srq->context->cmd_fd, SXRC_OBJ_SRQ, SXRC_SRQ_QUERY,
+			  &in, sizeof(in), &out, sizeof(out));
+	if (ret)
+		return ret;
+	attr->max_wr = out.max_wr;
+	attr->max_sge = out.max_sge;
+	attr->srq_limit = out.srq_limit;
+	return 0;
+}
+
+SXRC_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct sxrc_srq *srq = to_sxrc_srq(ibsrq);
+	struct sxrc_handle_in in = { .handle = ibsrq->handle };
+	struct sxrc_destroy_out out;
+	int ret;
+
+	ret = sxrc_invoke(ibsrq->context->cmd_fd, SXRC_OBJ_SRQ,
+			  SXRC_SRQ_DESTROY, &in, sizeof(in), &out, sizeof(out));
+	if (ret)
+		return ret;
+	sxrc_wait_events(&ibsrq->mutex, &ibsrq->cond, &ibsrq->events_completed,
+			 out.async_events);
+	sxrc_uwq_fini(&srq->wq);
+	pthread_mutex_destroy(&ibsrq->mutex);
+	pthread_cond_destroy(&ibsrq->cond);
+	free(srq);
+	return 0;
+}
+
+int sxrc_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr)
+{
+	return sxrc_post_recv_ring(&to_sxrc_srq(ibsrq)->wq, wr, bad_wr);
+}
