@@ -6,6 +6,7 @@
 #   make KVER=<version>  the module for another installed kernel
 #   make modules-all     the module for every kernel tools/kver --all lists
 #   make demo            boot a guest and run an rdma-core program on softxrc0
+#   make bench           benchmarks against rdma_rxe and memcpy, in a guest
 #   make check           install what is missing, build, run the selftests
 #                        on every installed Debian kernel
 #   make checkpatch      checkpatch.pl --strict over the kernel and uapi code
@@ -23,13 +24,13 @@ KSRCS  := $(wildcard $(TOP)/kernel/*.c $(TOP)/kernel/*.h) $(TOP)/Kbuild
 UAPI   := $(wildcard $(TOP)/uapi/rdma/*.h)
 LINUX_SOURCE ?= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 
-.PHONY: all module modules-all user selftests demo check checkpatch sparse \
-	clean help
+.PHONY: all module modules-all user selftests bench demo check checkpatch \
+	sparse clean help
 
 all: module user selftests
 
 help:
-	@sed -n '3,14p' $(TOP)/Makefile
+	@sed -n '3,15p' $(TOP)/Makefile
 
 module: $(KOBJ)/softxrc.ko
 
@@ -55,6 +56,12 @@ user:
 
 selftests: user
 	$(MAKE) -C $(TOP)/selftests BUILD=$(BUILD) LINUX_SOURCE=$(LINUX_SOURCE)
+
+# Benchmarks (not tests): softxrc against rdma_rxe and memcpy in one guest;
+# the report lands in build/bench/results.txt.
+bench: all
+	$(MAKE) -C $(TOP)/bench BUILD=$(BUILD)
+	$(TOP)/tools/bench --kernel $(KVER)
 
 demo: all
 	$(TOP)/tools/vm-run --kernel $(KVER) -- $(TOP)/tools/demo

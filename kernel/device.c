@@ -44,7 +44,7 @@ int sxrc_device_query(struct sxrc_call *call)
 	attr->fw_ver = SXRC_FW_VER;
 	attr->node_guid = (__force u64)dev->node_guid;
 	attr->sys_image_guid = (__force u64)dev->node_guid;
-	attr->max_mr_size = ~0ULL;
+	attr->max_mr_size = SXRC_MAX_MR_SIZE;
 	attr->page_size_cap = PAGE_SIZE;
 	attr->vendor_id = 0;
 	attr->vendor_part_id = 0x5c;
@@ -298,6 +298,14 @@ static ssize_t mr_pages_show(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(mr_pages);
 
+static ssize_t mr_runs_show(struct device *d, struct device_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%lld\n",
+			  (long long)atomic64_read(&to_sxrc_dev(d)->mr_runs));
+}
+static DEVICE_ATTR_RO(mr_runs);
+
 static struct attribute *sxrc_obj_attrs[] = {
 	&dev_attr_contexts.attr,
 	&dev_attr_pd.attr,
@@ -306,6 +314,7 @@ static struct attribute *sxrc_obj_attrs[] = {
 	&dev_attr_qp.attr,
 	&dev_attr_srq.attr,
 	&dev_attr_mr_pages.attr,
+	&dev_attr_mr_runs.attr,
 	NULL,
 };
 

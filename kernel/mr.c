@@ -32,39 +32,54 @@ static int sxrc_charge_pinned(struct mm_struct *mm, unsigned long npages)
 	return 0;
 }
 
-/* Append @n pages starting at @pages, merging into the last run. */
-static int sxrc_umem_add(struct sxrc_umem *umem, unsigned long *cap,
-			 struct page **pages, unsigned long n, u64 offset)
+/* Make room for one more run; blocks are allocated whole, never moved. */
+static int sxrc_umem_grow(struct sxrc_umem *umem)
 {
+	if (umem->nruns < umem->nblocks * SXRC_RUNS_PER_BLOCK)
+		return 0;
+	if (umem->nblocks == umem->max_blocks) {
+		unsigned long max = umem->max_blocks ? umem->max_blocks * 2 : 8;
+		struct sxrc_page_run **blocks;
+
+		blocks = kvmalloc_array(max, sizeof(*blocks), GFP_KERNEL_ACCOUNT);
+		if (!blocks)
+			return -ENOMEM;
+		if (umem->nblocks)
+			memcpy(blocks, umem->blocks,
+			       umem->nblocks * sizeof(*blocks));
+		kvfree(umem->blocks);
+		umem->blocks = blocks;
+		umem->max_blocks = max;
+	}
+	umem->blocks[umem->nblocks] = kmalloc(PAGE_SIZE, GFP_KERNEL_ACCOUNT);
+	if (!umem->blocks[umem->nblocks])
+		return -ENOMEM;
+	umem->nblocks++;
+	return 0;
+}
+
+/* Append @n pages starting at @pages, merging into the last run. */
+static int sxrc_umem_add(struct sxrc_umem *umem, struct page **pages,
+			 unsigned long n, unsigned long pgoff)
+{
+	struct sxrc_page_run *last = umem->nruns ?
+		sxrc_umem_run(umem, umem->nruns - 1) : NULL;
 	unsigned long i;
+	int ret;
 
-	for (i = 0; i < n; i++, offset += PAGE_SIZE) {
-		struct sxrc_page_run *last = umem->nruns ?
-			&umem->runs[umem->nruns - 1] : NULL;
-
+	for (i = 0; i < n; i++, pgoff++) {
 		if (last && page_to_pfn(last->page) + last->npages ==
 			    page_to_pfn(pages[i])) {
 			last->npages++;
 			continue;
 		}
-		if (umem->nruns == *cap) {
-			unsigned long ncap = *cap ? *cap * 2 : 16;
-			struct sxrc_page_run *runs;
-
-			runs = kvmalloc_array(ncap, sizeof(*runs),
-					      GFP_KERNEL_ACCOUNT);
-			if (!runs)
-				return -ENOMEM;
-			if (umem->nruns)
-				memcpy(runs, umem->runs,
-				       umem->nruns * sizeof(*runs));
-			kvfree(umem->runs);
-			umem->runs = runs;
-			*cap = ncap;
-		}
-		umem->runs[umem->nruns++] = (struct sxrc_page_run) {
-			.page = pages[i], .offset = offset, .npages = 1,
-		};
+		ret = sxrc_umem_grow(umem);
+		if (ret)
+			return ret;
+		last = sxrc_umem_run(umem, umem->nruns++);
+		last->page = pages[i];
+		last->pgoff = pgoff;
+		last->npages = 1;
 	}
 	return 0;
 }
@@ -73,22 +88,29 @@ static void sxrc_umem_unpin(struct sxrc_umem *umem)
 {
 	unsigned long i;
 
-	for (i = 0; i < umem->nruns; i++)
-		unpin_user_page_range_dirty_lock(umem->runs[i].page,
-						 umem->runs[i].npages,
+	for (i = 0; i < umem->nruns; i++) {
+		struct sxrc_page_run *run = sxrc_umem_run(umem, i);
+
+		unpin_user_page_range_dirty_lock(run->page, run->npages,
 						 umem->writable);
-	kvfree(umem->runs);
-	umem->runs = NULL;
+	}
+	for (i = 0; i < umem->nblocks; i++)
+		kfree(umem->blocks[i]);
+	kvfree(umem->blocks);
+	umem->blocks = NULL;
 	umem->nruns = 0;
+	umem->nblocks = 0;
+	umem->max_blocks = 0;
 }
 
 static void sxrc_umem_free(struct kref *ref)
 {
 	struct sxrc_umem *umem = container_of(ref, struct sxrc_umem, ref);
 
+	atomic64_sub(umem->npages, &umem->dev->mr_pages);
+	atomic64_sub(umem->nruns, &umem->dev->mr_runs);
 	sxrc_umem_unpin(umem);
 	atomic64_sub(umem->npages, &umem->owner_mm->pinned_vm);
-	atomic64_sub(umem->npages, &umem->dev->mr_pages);
 	mmdrop(umem->owner_mm);
 	kfree(umem);
 }
@@ -103,7 +125,7 @@ static struct sxrc_umem *sxrc_umem_get(struct sxrc_dev *dev, u64 addr,
 				       u64 length, bool writable)
 {
 	unsigned int gup_flags = FOLL_LONGTERM | (writable ? FOLL_WRITE : 0);
-	unsigned long cap = 0, done = 0, start;
+	unsigned long done = 0, start;
 	struct sxrc_umem *umem;
 	struct page **pages;
 	int ret;
@@ -145,8 +167,7 @@ static struct sxrc_umem *sxrc_umem_get(struct sxrc_dev *dev, u64 addr,
 			ret = got ? got : -EFAULT;
 			goto err_unpin;
 		}
-		ret = sxrc_umem_add(umem, &cap, pages, got,
-				    (u64)done << PAGE_SHIFT);
+		ret = sxrc_umem_add(umem, pages, got, done);
 		if (ret) {
 			unpin_user_pages(pages, got);
 			goto err_unpin;
@@ -156,6 +177,7 @@ static struct sxrc_umem *sxrc_umem_get(struct sxrc_dev *dev, u64 addr,
 	}
 	kvfree(pages);
 	atomic64_add(umem->npages, &dev->mr_pages);
+	atomic64_add(umem->nruns, &dev->mr_runs);
 	return umem;
 
 err_unpin:
@@ -186,8 +208,8 @@ static int sxrc_check_range(u64 addr, u64 length)
 {
 	u64 end;
 
-	if (!length || check_add_overflow(addr, length, &end) ||
-	    end > TASK_SIZE)
+	if (!length || length > SXRC_MAX_MR_SIZE ||
+	    check_add_overflow(addr, length, &end) || end > TASK_SIZE)
 		return -EINVAL;
 	return 0;
 }

@@ -34,6 +34,8 @@
 #define SXRC_MAX_MCAST_QP	256
 #define SXRC_QPN_MAX		((1U << 24) - 1)
 #define SXRC_MR_INDEX_MAX	((1U << 24) - 1)
+/* Page indices of an MR are 32 bits. */
+#define SXRC_MAX_MR_SIZE	((u64)(U32_MAX - 1) << PAGE_SHIFT)
 
 /* Object classes with a per-device limit and a live count. */
 enum sxrc_obj_type {
@@ -57,6 +59,7 @@ enum sxrc_obj_type {
  * @nobj: live objects per enum sxrc_obj_type, for limits and sysfs
  * @nctx: open contexts
  * @mr_pages: pages pinned by all MRs of the device
+ * @mr_runs: contiguous runs those pages make up (the page list length)
  * @mrs: MR index -> struct sxrc_mr *, for rkeys from any context
  * @mr_next: where the cyclic MR index allocation goes on
  * @qps: QP number -> struct sxrc_qp *
@@ -77,6 +80,7 @@ struct sxrc_dev {
 	atomic_t nobj[SXRC_NUM_TYPES];
 	atomic_t nctx;
 	atomic64_t mr_pages;
+	atomic64_t mr_runs;
 	struct xarray mrs;
 	u32 mr_next;
 	struct xarray qps;
@@ -206,14 +210,17 @@ static inline void *sxrc_ring_slot(struct sxrc_ring *ring, u32 index)
 /**
  * struct sxrc_page_run - pinned pages that are physically contiguous
  * @page: first page
- * @offset: byte offset of @page from the page-aligned start of the umem
+ * @pgoff: index of @page from the page-aligned start of the umem
  * @npages: pages in the run
  */
 struct sxrc_page_run {
 	struct page *page;
-	u64 offset;
-	unsigned long npages;
+	u32 pgoff;
+	u32 npages;
 };
+
+/* Runs are kept in page-sized blocks: growing never copies them. */
+#define SXRC_RUNS_PER_BLOCK	(PAGE_SIZE / sizeof(struct sxrc_page_run))
 
 /**
  * struct sxrc_umem - user memory pinned for an MR
@@ -224,8 +231,11 @@ struct sxrc_page_run {
  * @length: bytes
  * @npages: pages pinned and charged
  * @writable: pinned with FOLL_WRITE; pages are dirtied on unpin
- * @nruns: entries of @runs
- * @runs: the pages, in order, coalesced into contiguous runs
+ * @nruns: runs in use
+ * @nblocks: blocks allocated
+ * @max_blocks: entries of @blocks
+ * @blocks: the runs (pages in order, coalesced when contiguous); run i
+ *	is blocks[i / SXRC_RUNS_PER_BLOCK][i % SXRC_RUNS_PER_BLOCK]
  */
 struct sxrc_umem {
 	struct kref ref;
@@ -236,8 +246,16 @@ struct sxrc_umem {
 	unsigned long npages;
 	bool writable;
 	unsigned long nruns;
-	struct sxrc_page_run *runs;
+	unsigned long nblocks;
+	unsigned long max_blocks;
+	struct sxrc_page_run **blocks;
 };
+
+static inline struct sxrc_page_run *sxrc_umem_run(struct sxrc_umem *umem,
+						  unsigned long i)
+{
+	return &umem->blocks[i / SXRC_RUNS_PER_BLOCK][i % SXRC_RUNS_PER_BLOCK];
+}
 
 /**
  * struct sxrc_mr - a memory region

@@ -39,10 +39,17 @@ int sxrc_invoke(int fd, uint16_t object, uint16_t method, const void *in,
 	return 0;
 }
 
+/*
+ * Destroy the object @handle names.  Destroy methods of objects that
+ * report event counts (CQ, QP, SRQ) want room for them; the others take
+ * the longer buffer too, and leave it zeroed.
+ */
 int sxrc_destroy_handle(int fd, uint16_t object, uint16_t method,
 			uint32_t handle)
 {
 	struct sxrc_handle_in in = { .handle = handle };
+	struct sxrc_destroy_out out;
 
-	return sxrc_invoke(fd, object, method, &in, sizeof(in), NULL, 0);
+	return sxrc_invoke(fd, object, method, &in, sizeof(in),
+			   &out, sizeof(out));
 }

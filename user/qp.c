@@ -8,6 +8,19 @@
 
 #include "sxrc.h"
 
+/*
+ * Undo a create the library could not finish.  The destroy method has an
+ * output, so a call without one would be refused and the QP would stay.
+ */
+static void sxrc_qp_undo_create(int fd, uint32_t handle)
+{
+	struct sxrc_handle_in in = { .handle = handle };
+	struct sxrc_destroy_out out;
+
+	sxrc_invoke(fd, SXRC_OBJ_QP, SXRC_QP_DESTROY, &in, sizeof(in),
+		    &out, sizeof(out));
+}
+
 struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 				 struct ibv_qp_init_attr_ex *attr)
 {
@@ -86,8 +99,7 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 err_sq:
 	sxrc_uwq_fini(&qp->sq);
 err_destroy:
-	sxrc_destroy_handle(context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_DESTROY,
-			    out.handle);
+	sxrc_qp_undo_create(context->cmd_fd, out.handle);
 err_free:
 	free(qp);
 	errno = ret;

@@ -7,6 +7,19 @@
 
 #include "sxrc.h"
 
+/*
+ * Undo a create the library could not finish.  The destroy method has an
+ * output, so a call without one would be refused and the SRQ would stay.
+ */
+static void sxrc_srq_undo_create(int fd, uint32_t handle)
+{
+	struct sxrc_handle_in in = { .handle = handle };
+	struct sxrc_destroy_out out;
+
+	sxrc_invoke(fd, SXRC_OBJ_SRQ, SXRC_SRQ_DESTROY, &in, sizeof(in),
+		    &out, sizeof(out));
+}
+
 struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
 				   struct ibv_srq_init_attr_ex *attr)
 {
@@ -57,8 +70,7 @@ struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
 	return &srq->ibsrq;
 
 err_destroy:
-	sxrc_destroy_handle(context->cmd_fd, SXRC_OBJ_SRQ, SXRC_SRQ_DESTROY,
-			    out.handle);
+	sxrc_srq_undo_create(context->cmd_fd, out.handle);
 err_free:
 	free(srq);
 	errno = ret;

@@ -13,16 +13,20 @@
 
 #include "sxrc.h"
 
+/* One message, one write(): lines from several threads do not mix. */
 void sxrc_log(const char *fmt, ...)
 {
+	char buf[512];
 	va_list ap;
+	int n;
 
 	if (getenv("SXRC_QUIET"))
 		return;
-	fputs("softxrc: ", stderr);
+	n = snprintf(buf, sizeof(buf), "softxrc: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
 	va_end(ap);
+	fputs(buf, stderr);
 }
 
 /* Read a sysfs attribute into @buf, without the trailing newline. */
