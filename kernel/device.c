@@ -19,7 +19,7 @@
 #define SXRC_VL_1		1
 #define SXRC_MAX_MSG_SZ		BIT(31)
 
-static u16 sxrc_port_lid(struct sxrc_dev *dev)
+u16 sxrc_port_lid(struct sxrc_dev *dev)
 {
 	return dev->index + 1;
 }
@@ -69,10 +69,12 @@ int sxrc_device_query(struct sxrc_call *call)
 	attr->max_total_mcast_qp_attach = SXRC_MAX_MCAST_GRP *
 					  SXRC_MAX_MCAST_QP;
 	attr->max_inline_data = SXRC_MAX_INLINE;
+	attr->max_ah = sxrc_max_ah;
+	attr->atomic_cap = SXRC_ATOMIC_HCA;
+	attr->device_cap_flags |= SXRC_DEVICE_RC_RNR_NAK_GEN;
 	attr->max_pkeys = SXRC_PKEY_TBL_LEN;
 	attr->local_ca_ack_delay = 15;
 	attr->phys_port_cnt = 1;
-	attr->atomic_cap = SXRC_ATOMIC_NONE;
 	return 0;
 }
 

@@ -63,6 +63,11 @@ void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
 	ev = kzalloc(sizeof(*ev), GFP_ATOMIC);
 
 	spin_lock_irqsave(&ctx->ev_lock, flags);
+	if (ctx->closed) {
+		spin_unlock_irqrestore(&ctx->ev_lock, flags);
+		kfree(ev);
+		return;
+	}
 	if (!ev || ctx->ev_count >= SXRC_ASYNC_QUEUE_MAX) {
 		ctx->ev_overflow = true;
 		spin_unlock_irqrestore(&ctx->ev_lock, flags);

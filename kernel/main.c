@@ -32,6 +32,10 @@ unsigned int sxrc_max_srq = 1U << 18;
 module_param_named(max_srq, sxrc_max_srq, uint, 0444);
 MODULE_PARM_DESC(max_srq, "shared receive queues per device");
 
+unsigned int sxrc_max_ah = 1U << 20;
+module_param_named(max_ah, sxrc_max_ah, uint, 0444);
+MODULE_PARM_DESC(max_ah, "address handles per device");
+
 static struct sxrc_dev *sxrc_devs[SXRC_MAX_DEVICES];
 
 u32 sxrc_type_limit(enum sxrc_obj_type type)
@@ -47,9 +51,30 @@ u32 sxrc_type_limit(enum sxrc_obj_type type)
 		return min(sxrc_max_qp, SXRC_QPN_MAX - 1);
 	case SXRC_TYPE_SRQ:
 		return min(sxrc_max_srq, SXRC_QPN_MAX);
+	case SXRC_TYPE_AH:
+		return sxrc_max_ah;
 	default:
 		return 0;
 	}
+}
+
+/* The device whose port has @lid (LIDs are index + 1), or NULL. */
+struct sxrc_dev *sxrc_dev_by_lid(u16 lid)
+{
+	if (!lid || lid > num_devices)
+		return NULL;
+	return sxrc_devs[lid - 1];
+}
+
+/* The device whose port GUID is @guid, or NULL. */
+struct sxrc_dev *sxrc_dev_by_guid(__be64 guid)
+{
+	u32 i;
+
+	for (i = 0; i < num_devices; i++)
+		if (sxrc_devs[i] && sxrc_devs[i]->node_guid == guid)
+			return sxrc_devs[i];
+	return NULL;
 }
 
 static int sxrc_dev_add(u32 index)

@@ -115,7 +115,7 @@ static void sxrc_umem_free(struct kref *ref)
 	kfree(umem);
 }
 
-static void sxrc_umem_put(struct sxrc_umem *umem)
+void sxrc_umem_put(struct sxrc_umem *umem)
 {
 	kref_put(&umem->ref, sxrc_umem_free);
 }
@@ -218,11 +218,16 @@ static void sxrc_mr_destroy(struct sxrc_obj *obj)
 {
 	struct sxrc_mr *mr = to_sxrc_mr(obj);
 
-	/* No rkey reaches it from now on. */
+	struct sxrc_umem *umem;
+
+	/* No key reaches it from now on; a copy under way keeps its pages. */
 	xa_erase(&obj->ctx->dev->mrs, mr->key >> 8);
-	sxrc_obj_undepend(&mr->pd->obj);
-	sxrc_umem_put(mr->umem);
+	spin_lock(&mr->lock);
+	umem = mr->umem;
 	mr->umem = NULL;
+	spin_unlock(&mr->lock);
+	sxrc_obj_undepend(&mr->pd->obj);
+	sxrc_umem_put(umem);
 }
 
 static void sxrc_mr_release(struct sxrc_obj *obj)
@@ -387,6 +392,7 @@ int sxrc_mr_rereg(struct sxrc_call *call)
 	if (in->flags & SXRC_REREG_TRANSLATION)
 		mr->iova = in->iova;
 	mr->access = access;
+	mr->invalid = false;	/* registered again: the keys work */
 	spin_unlock(&mr->lock);
 
 	if (old_pd)

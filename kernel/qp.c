@@ -47,70 +47,8 @@ static u32 sxrc_recv_sges(u32 stride)
 }
 
 /* ------------------------------------------------------------------
- * Flushing
+ * Reset
  */
-
-static u32 sxrc_wc_opcode(u32 wr_opcode)
-{
-	switch (wr_opcode) {
-	case SXRC_WR_RDMA_WRITE:
-	case SXRC_WR_RDMA_WRITE_WITH_IMM:
-		return SXRC_WC_OP_RDMA_WRITE;
-	case SXRC_WR_RDMA_READ:
-		return SXRC_WC_OP_RDMA_READ;
-	case SXRC_WR_ATOMIC_CMP_AND_SWP:
-		return SXRC_WC_OP_COMP_SWAP;
-	case SXRC_WR_ATOMIC_FETCH_AND_ADD:
-		return SXRC_WC_OP_FETCH_ADD;
-	case SXRC_WR_LOCAL_INV:
-		return SXRC_WC_OP_LOCAL_INV;
-	default:
-		return SXRC_WC_OP_SEND;
-	}
-}
-
-/*
- * Complete every WQE the library posted and the kernel has not consumed
- * with IBV_WC_WR_FLUSH_ERR.  Called with qp->lock held.  A corrupt
- * producer index flushes nothing and empties the queue.
- */
-static void sxrc_wq_flush(struct sxrc_qp *qp, struct sxrc_wq *wq,
-			  struct sxrc_cq *cq, bool send)
-{
-	struct sxrc_ring_hdr *hdr;
-	u32 prod;
-
-	if (!wq->ring)
-		return;
-	hdr = sxrc_ring_hdr(wq->ring);
-	/* Pairs with the library's store-release of prod: WQEs are whole. */
-	prod = smp_load_acquire(&hdr->prod);
-	if (prod - wq->cons > wq->ring->entries)
-		wq->cons = prod;
-
-	for (; wq->cons != prod; wq->cons++) {
-		void *slot = sxrc_ring_slot(wq->ring, wq->cons);
-		struct sxrc_cqe cqe = {
-			.status = SXRC_WC_WR_FLUSH_ERR,
-			.qp_num = qp->qpn,
-		};
-
-		if (send) {
-			const struct sxrc_send_wqe *wqe = slot;
-
-			cqe.wr_id = READ_ONCE(wqe->wr_id);
-			cqe.opcode = sxrc_wc_opcode(READ_ONCE(wqe->opcode));
-		} else {
-			const struct sxrc_recv_wqe *wqe = slot;
-
-			cqe.wr_id = READ_ONCE(wqe->wr_id);
-			cqe.opcode = SXRC_WC_OP_RECV;
-		}
-		sxrc_cq_post(cq, &cqe);
-	}
-	/* Hand the slots back; pairs with the library's load-acquire. */
-	smp_store_release(&hdr->cons, wq->cons);
-}
 
 /* Drop whatever is queued without completing it (modify to RESET). */
 static void sxrc_wq_reset(struct sxrc_wq *wq)
@@ -157,6 +95,12 @@ static bool sxrc_qp_busy(struct sxrc_obj *obj)
 	return READ_ONCE(to_sxrc_qp(obj)->mcast_count) != 0;
 }
 
+/*
+ * Destroy: nothing finds the QP from here on, no work runs on it, and
+ * what it uses may be destroyed.  A requester elsewhere that looked it up
+ * before may still hold a reference: the memory of its CQs, SRQ and
+ * rings stays until the last one is gone (sxrc_qp_release()).
+ */
 static void sxrc_qp_destroy_obj(struct sxrc_obj *obj)
 {
 	struct sxrc_qp *qp = to_sxrc_qp(obj);
@@ -164,15 +108,16 @@ static void sxrc_qp_destroy_obj(struct sxrc_obj *obj)
 
 	sxrc_mcast_detach_all(qp);
 	xa_erase(&ctx->dev->qps, qp->qpn);
+	sxrc_qp_stop_engine(qp);
 	if (qp->sq.ring)
 		sxrc_ring_unmap(ctx, qp->sq.ring);
 	if (qp->rq.ring)
 		sxrc_ring_unmap(ctx, qp->rq.ring);
 	if (qp->srq)
-		sxrc_obj_undepend(&qp->srq->obj);
-	sxrc_obj_undepend(&qp->recv_cq->obj);
-	sxrc_obj_undepend(&qp->send_cq->obj);
-	sxrc_obj_undepend(&qp->pd->obj);
+		sxrc_obj_unuse(&qp->srq->obj);
+	sxrc_obj_unuse(&qp->recv_cq->obj);
+	sxrc_obj_unuse(&qp->send_cq->obj);
+	sxrc_obj_unuse(&qp->pd->obj);
 }
 
 static void sxrc_qp_release(struct sxrc_obj *obj)
@@ -183,7 +128,13 @@ static void sxrc_qp_release(struct sxrc_obj *obj)
 		sxrc_ring_put(qp->sq.ring);
 	if (qp->rq.ring)
 		sxrc_ring_put(qp->rq.ring);
-	kfree(qp);
+	if (qp->srq)
+		sxrc_obj_drop(&qp->srq->obj);
+	sxrc_obj_drop(&qp->recv_cq->obj);
+	sxrc_obj_drop(&qp->send_cq->obj);
+	sxrc_obj_drop(&qp->pd->obj);
+	/* QP numbers are looked up under RCU. */
+	kfree_rcu(qp, rcu);
 }
 
 static const struct sxrc_obj_ops sxrc_qp_ops = {
@@ -277,6 +228,7 @@ int sxrc_qp_create(struct sxrc_call *call)
 		goto err_put;
 	}
 	spin_lock_init(&qp->lock);
+	sxrc_qp_init_engine(qp);
 	qp->type = in->qp_type;
 	qp->sq_sig_all = !!in->sq_sig_all;
 
@@ -377,15 +329,6 @@ int sxrc_qp_destroy(struct sxrc_call *call)
 /* ------------------------------------------------------------------
  * Modify and query
  */
-
-static int sxrc_check_ah(const struct sxrc_ah_attr *ah)
-{
-	if (ah->port_num != 1 || ah->reserved[0] || ah->reserved[1])
-		return -EINVAL;
-	if (ah->is_global && ah->sgid_index >= SXRC_GID_TBL_LEN)
-		return -EINVAL;
-	return 0;
-}
 
 /* Range checks of the attribute values the mask names. */
 static int sxrc_qp_check_attr(const struct sxrc_qp_attr *a, u32 mask)
@@ -499,32 +442,42 @@ int sxrc_qp_modify(struct sxrc_call *call)
 		return PTR_ERR(obj);
 	qp = to_sxrc_qp(obj);
 
+	/* No WQE runs while the state changes (several modifiers race). */
+	mutex_lock(&qp->sq_mutex);
 	spin_lock_irq(&qp->lock);
 	cur = qp->attr.qp_state;
 	next = mask & SXRC_QP_STATE ? a->qp_state : cur;
 	if (((mask & SXRC_QP_CUR_STATE) && a->cur_qp_state != cur) ||
 	    !sxrc_qp_transition_ok(qp->type, cur, next, mask)) {
+		spin_unlock_irq(&qp->lock);
 		ret = -EINVAL;
 		goto out_unlock;
 	}
-
 	sxrc_qp_apply(&qp->attr, a, mask);
-	qp->attr.qp_state = next;
+	WRITE_ONCE(qp->attr.qp_state, next);
 	qp->attr.cur_qp_state = next;
+	spin_unlock_irq(&qp->lock);
 
 	if (next == SXRC_QPS_RESET && cur != SXRC_QPS_RESET) {
 		sxrc_wq_reset(&qp->sq);
+		spin_lock_irq(&qp->rq_lock);
 		sxrc_wq_reset(&qp->rq);
+		spin_unlock_irq(&qp->rq_lock);
 	} else if (next == SXRC_QPS_ERR && cur != SXRC_QPS_ERR) {
-		sxrc_wq_flush(qp, &qp->sq, qp->send_cq, true);
-		sxrc_wq_flush(qp, &qp->rq, qp->recv_cq, false);
+		sxrc_qp_mark_error(qp);
+		sxrc_qp_flush_locked(qp);
 		last_wqe = qp->srq;
+	} else if (next == SXRC_QPS_RTS && cur != SXRC_QPS_RTS) {
+		sxrc_qp_engine_ready(qp);
 	} else if (next == SXRC_QPS_SQD && cur != SXRC_QPS_SQD) {
-		/* Work requests run to completion when posted: drained. */
+		/* WQEs run to completion when posted, or wait: drained. */
 		drained = qp->attr.en_sqd_async_notify;
 	}
+	/* Whatever was posted meanwhile may run now (SQD -> RTS). */
+	if (next == SXRC_QPS_RTS)
+		sxrc_qp_kick(qp);
 out_unlock:
-	spin_unlock_irq(&qp->lock);
+	mutex_unlock(&qp->sq_mutex);
 
 	if (last_wqe)
 		sxrc_obj_event(obj, SXRC_EVENT_QP_LAST_WQE_REACHED);
@@ -632,8 +585,8 @@ int sxrc_qp_detach_mcast(struct sxrc_call *call)
 
 	mutex_lock(&dev->mcast_lock);
 	list_for_each_entry(m, &dev->mcast_list, entry) {
-		if (m->qp != qp || memcmp(m->gid, in->gid, sizeof(m->gid)) ||
-		    m->lid != in->lid)
+		/* A group is its GID; the LID is only a routing hint. */
+		if (m->qp != qp || memcmp(m->gid, in->gid, sizeof(m->gid)))
 			continue;
 		list_del(&m->entry);
 		kfree(m);

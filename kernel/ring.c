@@ -116,6 +116,8 @@ int sxrc_mmap(struct file *file, struct vm_area_struct *vma)
 	struct sxrc_ring *ring;
 	int ret;
 
+	if (current->mm != ctx->owner_mm)
+		return -EPERM;
 	if (vma->vm_pgoff > U32_MAX || !(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
 

@@ -13,7 +13,7 @@ static void sxrc_srq_destroy_obj(struct sxrc_obj *obj)
 
 	xa_erase(&obj->ctx->dev->srqs, srq->srqn);
 	sxrc_ring_unmap(obj->ctx, srq->wq.ring);
-	sxrc_obj_undepend(&srq->pd->obj);
+	sxrc_obj_unuse(&srq->pd->obj);
 }
 
 static void sxrc_srq_release(struct sxrc_obj *obj)
@@ -21,7 +21,8 @@ static void sxrc_srq_release(struct sxrc_obj *obj)
 	struct sxrc_srq *srq = to_sxrc_srq(obj);
 
 	sxrc_ring_put(srq->wq.ring);
-	kfree(srq);
+	sxrc_obj_drop(&srq->pd->obj);
+	kfree_rcu(srq, rcu);
 }
 
 static const struct sxrc_obj_ops sxrc_srq_ops = {

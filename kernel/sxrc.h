@@ -13,6 +13,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include <rdma/softxrc-abi.h>
@@ -44,6 +45,7 @@ enum sxrc_obj_type {
 	SXRC_TYPE_CQ,
 	SXRC_TYPE_QP,
 	SXRC_TYPE_SRQ,
+	SXRC_TYPE_AH,
 	SXRC_NUM_TYPES,
 };
 
@@ -141,6 +143,12 @@ struct sxrc_obj {
 
 /**
  * struct sxrc_ctx - a user context: one open() of /dev/softxrcN
+ * @ref: the open file holds one reference, every object another: an
+ *	object that another context's work request still reaches may
+ *	outlive the file, and must still find its context
+ * @closed: the file is gone; no more async events are queued
+ * @owner_mm: the mm of the process that opened the device; calls from
+ *	any other process (a fork() child, an fd passed on) are refused
  * @dev: the device
  * @objects: handle -> struct sxrc_obj *; the xarray's own lock
  *	serialises insertions and removals, lookups run under RCU
@@ -157,6 +165,9 @@ struct sxrc_obj {
  *	map; the xarray's lock serialises changes and lookups
  */
 struct sxrc_ctx {
+	struct kref ref;
+	bool closed;
+	struct mm_struct *owner_mm;
 	struct sxrc_dev *dev;
 	struct xarray objects;
 	struct mutex ev_read_mutex;	/* see above; taken before ev_lock */
@@ -266,6 +277,8 @@ static inline struct sxrc_page_run *sxrc_umem_run(struct sxrc_umem *umem,
  * @key: lkey == rkey
  * @access: SXRC_ACCESS_*
  * @iova: address of the first byte in work requests
+ * @invalid: invalidated (IBV_WR_LOCAL_INV, SEND_WITH_INV): its keys fail
+ *	until it is registered again (rereg)
  * @umem: the pinned pages
  * @rcu: the MR is freed after a grace period: rkeys are looked up in
  *	dev->mrs under RCU
@@ -278,6 +291,7 @@ struct sxrc_mr {
 	u32 key;
 	u32 access;
 	u64 iova;
+	bool invalid;
 	struct sxrc_umem *umem;
 	struct rcu_head rcu;
 };
@@ -353,6 +367,7 @@ struct sxrc_wq {
  * @wq: the receive ring
  * @max_wr: usable depth
  * @limit: SRQ_LIMIT_REACHED fires when fewer WQEs than this remain
+ * @rcu: freed after a grace period: SRQ numbers are looked up under RCU
  */
 struct sxrc_srq {
 	struct sxrc_obj obj;
@@ -362,6 +377,7 @@ struct sxrc_srq {
 	struct sxrc_wq wq;
 	u32 max_wr;
 	u32 limit;
+	struct rcu_head rcu;
 };
 
 static inline struct sxrc_srq *to_sxrc_srq(struct sxrc_obj *obj)
@@ -385,6 +401,18 @@ static inline struct sxrc_srq *to_sxrc_srq(struct sxrc_obj *obj)
  * @sq: the send queue
  * @rq: the receive queue (no ring on an SRQ)
  * @mcast_count: multicast groups attached (under dev->mcast_lock)
+ * @sq_mutex: held while the send queue is executed or flushed, and by
+ *	modify; taken before @lock
+ * @rq_lock: protects @rq.cons: receive WQEs are consumed by any number
+ *	of requesters at once
+ * @retry_work: runs the send queue again after an RNR NAK or a lost
+ *	peer, and flushes it after an error raised by a peer
+ * @stalled: @retry_work is pending for the head WQE (under @sq_mutex)
+ * @rnr_left: RNR retries left for the head WQE (under @sq_mutex)
+ * @retry_left: transport retries left for the head WQE (under @sq_mutex)
+ * @dead: destroyed; no new work is scheduled (under @lock)
+ * @stats: counters for the resource view
+ * @rcu: freed after a grace period: QP numbers are looked up under RCU
  */
 struct sxrc_qp {
 	struct sxrc_obj obj;
@@ -401,7 +429,41 @@ struct sxrc_qp {
 	struct sxrc_wq sq;
 	struct sxrc_wq rq;
 	u32 mcast_count;
+	struct mutex sq_mutex;	/* see above */
+	spinlock_t rq_lock;	/* protects rq.cons */
+	struct delayed_work retry_work;
+	bool stalled;
+	u8 rnr_left;
+	u8 retry_left;
+	bool dead;
+	struct {
+		atomic64_t send_wqes;
+		atomic64_t send_bytes;
+		atomic64_t recv_wqes;
+		atomic64_t recv_bytes;
+		atomic64_t rnr_retries;
+		atomic64_t retries;
+		atomic64_t errors;
+	} stats;
+	struct rcu_head rcu;
 };
+
+/**
+ * struct sxrc_ah - an address handle
+ * @obj: handle-table header
+ * @pd: its PD
+ * @attr: the validated address vector
+ */
+struct sxrc_ah {
+	struct sxrc_obj obj;
+	struct sxrc_pd *pd;
+	struct sxrc_ah_attr attr;
+};
+
+static inline struct sxrc_ah *to_sxrc_ah(struct sxrc_obj *obj)
+{
+	return container_of(obj, struct sxrc_ah, obj);
+}
 
 static inline struct sxrc_qp *to_sxrc_qp(struct sxrc_obj *obj)
 {
@@ -451,6 +513,7 @@ extern unsigned int sxrc_max_mr;
 extern unsigned int sxrc_max_cq;
 extern unsigned int sxrc_max_qp;
 extern unsigned int sxrc_max_srq;
+extern unsigned int sxrc_max_ah;
 u32 sxrc_type_limit(enum sxrc_obj_type type);
 
 /* uctx.c: handles and object lifetime */
@@ -461,6 +524,7 @@ struct sxrc_obj *sxrc_obj_get(struct sxrc_ctx *ctx, u32 handle,
 			      enum sxrc_obj_type type);
 void sxrc_obj_put(struct sxrc_obj *obj);
 void sxrc_obj_drop(struct sxrc_obj *obj);
+void sxrc_obj_unuse(struct sxrc_obj *obj);
 void sxrc_obj_depend(struct sxrc_obj *obj);
 void sxrc_obj_undepend(struct sxrc_obj *obj);
 int sxrc_obj_destroy(struct sxrc_ctx *ctx, u32 handle, enum sxrc_obj_type type,
@@ -519,6 +583,25 @@ int sxrc_qp_query(struct sxrc_call *call);
 int sxrc_qp_attach_mcast(struct sxrc_call *call);
 int sxrc_qp_detach_mcast(struct sxrc_call *call);
 bool sxrc_qp_transition_ok(u32 type, u32 cur, u32 next, u32 mask);
+
+/* ah.c */
+int sxrc_ah_create(struct sxrc_call *call);
+int sxrc_ah_destroy(struct sxrc_call *call);
+int sxrc_check_ah(const struct sxrc_ah_attr *ah);
+
+/* engine.c: the data path */
+void sxrc_qp_init_engine(struct sxrc_qp *qp);
+void sxrc_qp_stop_engine(struct sxrc_qp *qp);
+void sxrc_sq_run(struct sxrc_qp *qp);
+void sxrc_qp_kick(struct sxrc_qp *qp);
+void sxrc_qp_flush_locked(struct sxrc_qp *qp);
+void sxrc_qp_mark_error(struct sxrc_qp *qp);
+void sxrc_qp_engine_ready(struct sxrc_qp *qp);
+void sxrc_rq_flush(struct sxrc_qp *qp);
+void sxrc_umem_put(struct sxrc_umem *umem);
+struct sxrc_dev *sxrc_dev_by_lid(u16 lid);
+struct sxrc_dev *sxrc_dev_by_guid(__be64 guid);
+u16 sxrc_port_lid(struct sxrc_dev *dev);
 
 /* srq.c */
 int sxrc_srq_create(struct sxrc_call *call);

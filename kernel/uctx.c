@@ -12,6 +12,7 @@
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/nospec.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -26,16 +27,33 @@ static const enum sxrc_obj_type sxrc_destroy_order[] = {
 	SXRC_TYPE_SRQ,
 	SXRC_TYPE_CQ,
 	SXRC_TYPE_MR,
+	SXRC_TYPE_AH,
 	SXRC_TYPE_PD,
 };
 
 static_assert(ARRAY_SIZE(sxrc_destroy_order) == SXRC_NUM_TYPES);
 
+static void sxrc_ctx_free(struct kref *ref)
+{
+	struct sxrc_ctx *ctx = container_of(ref, struct sxrc_ctx, ref);
+
+	sxrc_ctx_events_flush(ctx);
+	mmdrop(ctx->owner_mm);
+	kfree(ctx);
+}
+
+static void sxrc_ctx_put(struct sxrc_ctx *ctx)
+{
+	kref_put(&ctx->ref, sxrc_ctx_free);
+}
+
 static void sxrc_obj_release(struct kref *ref)
 {
 	struct sxrc_obj *obj = container_of(ref, struct sxrc_obj, ref);
+	struct sxrc_ctx *ctx = obj->ctx;
 
 	obj->ops->release(obj);
+	sxrc_ctx_put(ctx);
 }
 
 /**
@@ -67,6 +85,7 @@ int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
 	}
 
 	kref_init(&obj->ref);
+	kref_get(&ctx->ref);
 	atomic_set(&obj->usage, 0);
 	atomic_set(&obj->users, 0);
 	atomic_set(&obj->async_events, 0);
@@ -79,6 +98,7 @@ int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
 	ret = xa_alloc(&ctx->objects, &obj->handle, NULL, xa_limit_31b,
 		       GFP_KERNEL);
 	if (ret) {
+		sxrc_ctx_put(ctx);
 		atomic_dec(count);
 		return ret == -EBUSY ? -ENOMEM : ret;
 	}
@@ -164,6 +184,12 @@ void sxrc_obj_depend(struct sxrc_obj *obj)
 	kref_get(&obj->ref);
 }
 
+/* The dependent object is gone, its memory not yet: allow destroy. */
+void sxrc_obj_unuse(struct sxrc_obj *obj)
+{
+	atomic_dec(&obj->users);
+}
+
 void sxrc_obj_undepend(struct sxrc_obj *obj)
 {
 	atomic_dec(&obj->users);
@@ -244,6 +270,9 @@ static int sxrc_open(struct inode *inode, struct file *file)
 	if (!ctx)
 		return -ENOMEM;
 
+	kref_init(&ctx->ref);
+	ctx->owner_mm = current->mm;
+	mmgrab(ctx->owner_mm);
 	ctx->dev = dev;
 	xa_init_flags(&ctx->objects, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->mmaps, XA_FLAGS_ALLOC);
@@ -270,9 +299,11 @@ static int sxrc_release(struct inode *inode, struct file *file)
 	sxrc_ctx_destroy_objects(ctx);
 	WARN_ON_ONCE(!xa_empty(&ctx->mmaps));
 	xa_destroy(&ctx->mmaps);
-	sxrc_ctx_events_flush(ctx);
+	spin_lock_irq(&ctx->ev_lock);
+	ctx->closed = true;
+	spin_unlock_irq(&ctx->ev_lock);
 	atomic_dec(&dev->nctx);
-	kfree(ctx);
+	sxrc_ctx_put(ctx);
 	return 0;
 }
 
@@ -337,6 +368,7 @@ static_assert(SXRC_SIZE_OK(struct sxrc_mcast_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_create_srq_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_create_srq_out));
 static_assert(SXRC_SIZE_OK(struct sxrc_srq_attr));
+static_assert(SXRC_SIZE_OK(struct sxrc_create_ah_in));
 static_assert(sizeof(struct sxrc_ioctl_hdr) == 32);
 static_assert(sizeof(struct sxrc_ring_hdr) == SXRC_RING_HDR_SIZE);
 static_assert(sizeof(struct sxrc_cqe) == 48);
@@ -422,6 +454,13 @@ static const struct sxrc_method sxrc_srq_methods[] = {
 				       struct sxrc_srq_attr),
 };
 
+static const struct sxrc_method sxrc_ah_methods[] = {
+	[SXRC_AH_CREATE] = SXRC_METHOD(sxrc_ah_create, struct sxrc_create_ah_in,
+				       struct sxrc_handle_out),
+	[SXRC_AH_DESTROY] = SXRC_METHOD_IN(sxrc_ah_destroy,
+					   struct sxrc_handle_in),
+};
+
 static const struct {
 	const struct sxrc_method *methods;
 	unsigned int count;
@@ -436,6 +475,7 @@ static const struct {
 			       ARRAY_SIZE(sxrc_channel_methods) },
 	[SXRC_OBJ_QP] = { sxrc_qp_methods, ARRAY_SIZE(sxrc_qp_methods) },
 	[SXRC_OBJ_SRQ] = { sxrc_srq_methods, ARRAY_SIZE(sxrc_srq_methods) },
+	[SXRC_OBJ_AH] = { sxrc_ah_methods, ARRAY_SIZE(sxrc_ah_methods) },
 };
 
 static_assert(ARRAY_SIZE(sxrc_objects) == SXRC_OBJ_MAX);
@@ -519,13 +559,38 @@ err_abort:
 	return ret;
 }
 
+/*
+ * The doorbell: the fast path of every ibv_post_send().  The argument is
+ * the QP handle itself, so nothing is copied from userspace; the send
+ * queue runs in the caller's context until it is empty or must wait.
+ */
+static long sxrc_doorbell(struct sxrc_ctx *ctx, unsigned long arg)
+{
+	struct sxrc_obj *obj;
+
+	if (arg > U32_MAX)
+		return -EINVAL;
+	obj = sxrc_obj_get(ctx, arg, SXRC_TYPE_QP);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	sxrc_sq_run(to_sxrc_qp(obj));
+	sxrc_obj_put(obj);
+	return 0;
+}
+
 static long sxrc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct sxrc_ctx *ctx = file->private_data;
 
+	/* A fork()ed child or another process has no business here. */
+	if (current->mm != ctx->owner_mm)
+		return -EPERM;
+
 	switch (cmd) {
 	case SXRC_IOCTL_INVOKE:
 		return sxrc_invoke(ctx, (struct sxrc_ioctl_hdr __user *)arg);
+	case SXRC_IOCTL_DOORBELL:
+		return sxrc_doorbell(ctx, arg);
 	default:
 		return -ENOTTY;
 	}

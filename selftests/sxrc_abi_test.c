@@ -75,11 +75,53 @@ TEST_F(ctx, unknown_ioctl_command)
 {
 	struct sxrc_ioctl_hdr hdr = { .size = sizeof(hdr) };
 
-	EXPECT_EQ(-1, ioctl(self->fd, _IO(SXRC_IOCTL_TYPE, 0x01), &hdr));
+	EXPECT_EQ(-1, ioctl(self->fd, _IO(SXRC_IOCTL_TYPE, 0x7f), &hdr));
 	EXPECT_EQ(ENOTTY, errno);
 	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(SXRC_IOCTL_TYPE, 0x00,
 					    struct sxrc_ioctl_hdr), &hdr));
 	EXPECT_EQ(ENOTTY, errno);
+}
+
+TEST_F(ctx, doorbell_needs_a_qp_handle)
+{
+	uint32_t pd;
+
+	ASSERT_EQ(0, sxrc_pd_alloc(self->fd, &pd));
+	/* A PD, nothing, junk, a pointer-sized value: all EINVAL. */
+	EXPECT_EQ(-1, ioctl(self->fd, SXRC_IOCTL_DOORBELL, (unsigned long)pd));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, SXRC_IOCTL_DOORBELL, 0UL));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, SXRC_IOCTL_DOORBELL, 0x7fffffffUL));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, SXRC_IOCTL_DOORBELL, 1UL << 40));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, sxrc_pd_dealloc(self->fd, pd));
+}
+
+TEST_F(ctx, inherited_fd_is_refused_in_a_child)
+{
+	uint32_t pd;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, sxrc_pd_alloc(self->fd, &pd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* The parent's context is not the child's to use. */
+		int r1 = sxrc_pd_dealloc(self->fd, pd);
+		int r2 = ioctl(self->fd, SXRC_IOCTL_DOORBELL, 1UL) ? -errno : 0;
+		void *m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd,
+			       4096);
+
+		_exit(r1 == -EPERM && r2 == -EPERM && m == MAP_FAILED &&
+		      errno == EPERM ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* Untouched by the child. */
+	EXPECT_EQ(0, sxrc_pd_dealloc(self->fd, pd));
 }
 
 TEST_F(ctx, header_size_rules)

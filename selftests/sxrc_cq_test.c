@@ -48,7 +48,20 @@ FIXTURE_TEARDOWN(cq)
 	ibv_free_device_list(self->list);
 }
 
-/* An RC QP receiving into @cq, with @n receives posted (wr_id 100 + i). */
+static int to_init(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+/*
+ * An RC QP in INIT receiving into @cq, with @n receives posted (wr_id
+ * 100 + i).
+ */
 static struct ibv_qp *qp_with_recvs(struct __test_metadata *_metadata,
 				    FIXTURE_DATA(cq) *self, struct ibv_cq *cq,
 				    int n)
@@ -67,6 +80,8 @@ static struct ibv_qp *qp_with_recvs(struct __test_metadata *_metadata,
 	int i;
 
 	EXPECT_NE(NULL, qp);
+	if (qp)
+		EXPECT_EQ(0, to_init(qp));
 	for (i = 0; qp && i < n; i++) {
 		wr.wr_id = 100 + i;
 		EXPECT_EQ(0, ibv_post_recv(qp, &wr, &bad));
@@ -74,19 +89,11 @@ static struct ibv_qp *qp_with_recvs(struct __test_metadata *_metadata,
 	return qp;
 }
 
-/* RESET -> INIT -> ERR: the IBTA has no RESET -> ERR transition. */
+/* INIT -> ERR flushes what is posted. */
 static int to_error(struct ibv_qp *qp)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-	};
-	int ret;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	a.qp_state = IBV_QPS_ERR;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
 }
 

@@ -104,7 +104,7 @@ SXRC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret)
 		goto err_free;
-	ret = sxrc_uring_map(context->cmd_fd, &cq->ring, out.mmap_offset,
+	ret = sxrc_uring_map(context, &cq->ring, out.mmap_offset,
 			     out.mmap_size, out.cqe, sizeof(struct sxrc_cqe));
 	if (ret)
 		goto err_destroy;
@@ -156,7 +156,7 @@ SXRC_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 		channel->refcnt--;
 		pthread_mutex_unlock(&context->mutex);
 	}
-	sxrc_uring_unmap(&cq->ring);
+	sxrc_uring_unmap(context, &cq->ring);
 	pthread_spin_destroy(&cq->lock);
 	pthread_mutex_destroy(&ibcq->mutex);
 	pthread_cond_destroy(&ibcq->cond);
@@ -183,7 +183,7 @@ SXRC_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	if (ret)
 		goto out_unlock;
 	old = cq->ring;
-	ret = sxrc_uring_map(ibcq->context->cmd_fd, &cq->ring,
+	ret = sxrc_uring_map(ibcq->context, &cq->ring,
 			     out.mmap_offset, out.mmap_size, out.cqe,
 			     sizeof(struct sxrc_cqe));
 	if (ret) {
@@ -191,7 +191,7 @@ SXRC_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 		cq->ring = old;
 		goto out_unlock;
 	}
-	sxrc_uring_unmap(&old);
+	sxrc_uring_unmap(ibcq->context, &old);
 	cq->cons = 0;
 	ibcq->cqe = out.cqe;
 out_unlock:

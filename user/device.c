@@ -180,6 +180,7 @@ SXRC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	ctx->num_ports = q.num_ports;
 	ctx->features = q.features;
+	pthread_mutex_init(&ctx->maps_lock, NULL);
 
 	ctx->vctx.sz = sizeof(ctx->vctx);
 	ctx->vctx.query_port = sxrc_query_port;
@@ -211,7 +212,9 @@ SXRC_EXPORT int ibv_close_device(struct ibv_context *context)
 	struct sxrc_context *ctx = to_sxrc_ctx(context);
 
 	/* The kernel destroys whatever the application left behind. */
+	sxrc_unmap_all(context);
 	close(context->cmd_fd);
+	pthread_mutex_destroy(&ctx->maps_lock);
 	pthread_mutex_destroy(&context->mutex);
 	free(ctx);
 	return 0;

@@ -8,18 +8,13 @@
 
 #include "sxrc.h"
 
-/*
- * Undo a create the library could not finish.  The destroy method has an
- * output, so a call without one would be refused and the QP would stay.
- */
-static void sxrc_qp_undo_create(int fd, uint32_t handle)
-{
-	struct sxrc_handle_in in = { .handle = handle };
-	struct sxrc_destroy_out out;
-
-	sxrc_invoke(fd, SXRC_OBJ_QP, SXRC_QP_DESTROY, &in, sizeof(in),
-		    &out, sizeof(out));
-}
+/* What ibv_wr_*() can build (IBV_QP_EX_WITH_*). */
+#define SXRC_SEND_OPS_SUPPORTED						\
+	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
+	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |		\
+	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV |	\
+	 IBV_QP_EX_WITH_SEND_WITH_INV)
 
 struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 				 struct ibv_qp_init_attr_ex *attr)
@@ -35,7 +30,13 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 		return NULL;
 	}
 	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
-				IBV_QP_INIT_ATTR_CREATE_FLAGS)) {
+				IBV_QP_INIT_ATTR_CREATE_FLAGS |
+				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (attr->send_ops_flags & ~SXRC_SEND_OPS_SUPPORTED)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -66,11 +67,11 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret)
 		goto err_free;
-	ret = sxrc_uwq_init(context->cmd_fd, &qp->sq, &out.sq,
+	ret = sxrc_uwq_init(context, &qp->sq, &out.sq,
 			    out.cap.max_send_sge, out.cap.max_inline_data);
 	if (ret)
 		goto err_destroy;
-	ret = sxrc_uwq_init(context->cmd_fd, &qp->rq, &out.rq,
+	ret = sxrc_uwq_init(context, &qp->rq, &out.rq,
 			    out.cap.max_recv_sge, 0);
 	if (ret)
 		goto err_sq;
@@ -88,6 +89,7 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 	qp->ibqp.qp_type = attr->qp_type;
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
+	sxrc_qp_init_wr_ops(qp);
 
 	attr->cap.max_send_wr = out.cap.max_send_wr;
 	attr->cap.max_recv_wr = out.cap.max_recv_wr;
@@ -97,9 +99,10 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 	return &qp->ibqp;
 
 err_sq:
-	sxrc_uwq_fini(&qp->sq);
+	sxrc_uwq_fini(context, &qp->sq);
 err_destroy:
-	sxrc_qp_undo_create(context->cmd_fd, out.handle);
+	sxrc_destroy_handle(context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_DESTROY,
+			    out.handle);
 err_free:
 	free(qp);
 	errno = ret;
@@ -141,8 +144,8 @@ SXRC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 		return ret;
 	sxrc_wait_events(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed,
 			 out.async_events);
-	sxrc_uwq_fini(&qp->sq);
-	sxrc_uwq_fini(&qp->rq);
+	sxrc_uwq_fini(ibqp->context, &qp->sq);
+	sxrc_uwq_fini(ibqp->context, &qp->rq);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
 	free(qp);
@@ -310,26 +313,4 @@ SXRC_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 				 uint16_t lid)
 {
 	return sxrc_mcast(qp, gid, lid, SXRC_QP_DETACH_MCAST);
-}
-
-int sxrc_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		   struct ibv_recv_wr **bad_wr)
-{
-	struct sxrc_qp *qp = to_sxrc_qp(ibqp);
-
-	/* A QP on an SRQ has no receive queue of its own. */
-	if (ibqp->srq) {
-		*bad_wr = wr;
-		return EINVAL;
-	}
-	return sxrc_post_recv_ring(&qp->rq, wr, bad_wr);
-}
-
-/* The data path engine lands with the next step; until then: say so. */
-int sxrc_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		   struct ibv_send_wr **bad_wr)
-{
-	(void)ibqp;
-	*bad_wr = wr;
-	return EOPNOTSUPP;
 }

@@ -9,20 +9,84 @@
  * smp_store_release() pairing.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "sxrc.h"
 
-int sxrc_uring_map(int fd, struct sxrc_uring *r, uint64_t offset,
-		   uint64_t size, uint32_t entries, uint32_t stride)
+/* Remember a mapping in its context; returns 0 or ENOMEM. */
+static int sxrc_track(struct ibv_context *context, void *addr, size_t size)
+{
+	struct sxrc_context *ctx = to_sxrc_ctx(context);
+	int ret = 0;
+
+	pthread_mutex_lock(&ctx->maps_lock);
+	if (ctx->nmaps == ctx->maxmaps) {
+		size_t max = ctx->maxmaps ? ctx->maxmaps * 2 : 16;
+		struct sxrc_map *maps = realloc(ctx->maps, max * sizeof(*maps));
+
+		if (!maps) {
+			ret = ENOMEM;
+			goto out;
+		}
+		ctx->maps = maps;
+		ctx->maxmaps = max;
+	}
+	ctx->maps[ctx->nmaps++] = (struct sxrc_map){ addr, size };
+out:
+	pthread_mutex_unlock(&ctx->maps_lock);
+	return ret;
+}
+
+static void sxrc_untrack(struct ibv_context *context, void *addr)
+{
+	struct sxrc_context *ctx = to_sxrc_ctx(context);
+	size_t i;
+
+	pthread_mutex_lock(&ctx->maps_lock);
+	for (i = 0; i < ctx->nmaps; i++) {
+		if (ctx->maps[i].addr != addr)
+			continue;
+		ctx->maps[i] = ctx->maps[--ctx->nmaps];
+		break;
+	}
+	pthread_mutex_unlock(&ctx->maps_lock);
+}
+
+/* ibv_close_device(): the kernel can let go of the context now. */
+void sxrc_unmap_all(struct ibv_context *context)
+{
+	struct sxrc_context *ctx = to_sxrc_ctx(context);
+	size_t i;
+
+	pthread_mutex_lock(&ctx->maps_lock);
+	for (i = 0; i < ctx->nmaps; i++)
+		munmap(ctx->maps[i].addr, ctx->maps[i].size);
+	free(ctx->maps);
+	ctx->maps = NULL;
+	ctx->nmaps = 0;
+	ctx->maxmaps = 0;
+	pthread_mutex_unlock(&ctx->maps_lock);
+}
+
+int sxrc_uring_map(struct ibv_context *context, struct sxrc_uring *r,
+		   uint64_t offset, uint64_t size, uint32_t entries,
+		   uint32_t stride)
 {
 	void *map;
+	int ret;
 
-	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   context->cmd_fd, offset);
 	if (map == MAP_FAILED)
 		return errno;
+	ret = sxrc_track(context, map, size);
+	if (ret) {
+		munmap(map, size);
+		return ret;
+	}
 	r->map = map;
 	r->size = size;
 	r->hdr = map;
@@ -31,15 +95,18 @@ int sxrc_uring_map(int fd, struct sxrc_uring *r, uint64_t offset,
 	return 0;
 }
 
-void sxrc_uring_unmap(struct sxrc_uring *r)
+void sxrc_uring_unmap(struct ibv_context *context, struct sxrc_uring *r)
 {
-	if (r->map)
+	if (r->map) {
+		sxrc_untrack(context, r->map);
 		munmap(r->map, r->size);
+	}
 	r->map = NULL;
 }
 
-int sxrc_uwq_init(int fd, struct sxrc_uwq *wq, const struct sxrc_wq_info *info,
-		  uint32_t max_sge, uint32_t max_inline)
+int sxrc_uwq_init(struct ibv_context *context, struct sxrc_uwq *wq,
+		  const struct sxrc_wq_info *info, uint32_t max_sge,
+		  uint32_t max_inline)
 {
 	int ret;
 
@@ -49,7 +116,7 @@ int sxrc_uwq_init(int fd, struct sxrc_uwq *wq, const struct sxrc_wq_info *info,
 	wq->max_inline = max_inline;
 	if (!info->mmap_size)
 		return 0;
-	ret = sxrc_uring_map(fd, &wq->ring, info->mmap_offset,
+	ret = sxrc_uring_map(context, &wq->ring, info->mmap_offset,
 			     info->mmap_size, info->entries, info->stride);
 	if (ret)
 		return ret;
@@ -59,9 +126,9 @@ int sxrc_uwq_init(int fd, struct sxrc_uwq *wq, const struct sxrc_wq_info *info,
 	return 0;
 }
 
-void sxrc_uwq_fini(struct sxrc_uwq *wq)
+void sxrc_uwq_fini(struct ibv_context *context, struct sxrc_uwq *wq)
 {
-	sxrc_uring_unmap(&wq->ring);
+	sxrc_uring_unmap(context, &wq->ring);
 	pthread_spin_destroy(&wq->lock);
 }
 

@@ -7,19 +7,6 @@
 
 #include "sxrc.h"
 
-/*
- * Undo a create the library could not finish.  The destroy method has an
- * output, so a call without one would be refused and the SRQ would stay.
- */
-static void sxrc_srq_undo_create(int fd, uint32_t handle)
-{
-	struct sxrc_handle_in in = { .handle = handle };
-	struct sxrc_destroy_out out;
-
-	sxrc_invoke(fd, SXRC_OBJ_SRQ, SXRC_SRQ_DESTROY, &in, sizeof(in),
-		    &out, sizeof(out));
-}
-
 struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
 				   struct ibv_srq_init_attr_ex *attr)
 {
@@ -53,7 +40,7 @@ struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret)
 		goto err_free;
-	ret = sxrc_uwq_init(context->cmd_fd, &srq->wq, &out.ring, out.max_sge,
+	ret = sxrc_uwq_init(context, &srq->wq, &out.ring, out.max_sge,
 			    0);
 	if (ret)
 		goto err_destroy;
@@ -70,7 +57,8 @@ struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
 	return &srq->ibsrq;
 
 err_destroy:
-	sxrc_srq_undo_create(context->cmd_fd, out.handle);
+	sxrc_destroy_handle(context->cmd_fd, SXRC_OBJ_SRQ, SXRC_SRQ_DESTROY,
+			    out.handle);
 err_free:
 	free(srq);
 	errno = ret;
@@ -136,7 +124,7 @@ SXRC_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 		return ret;
 	sxrc_wait_events(&ibsrq->mutex, &ibsrq->cond, &ibsrq->events_completed,
 			 out.async_events);
-	sxrc_uwq_fini(&srq->wq);
+	sxrc_uwq_fini(ibsrq->context, &srq->wq);
 	pthread_mutex_destroy(&ibsrq->mutex);
 	pthread_cond_destroy(&ibsrq->cond);
 	free(srq);

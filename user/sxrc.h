@@ -39,11 +39,21 @@ struct sxrc_device {
  * struct sxrc_context - an open device
  * @num_ports: ports of the device
  * @features: SXRC_FEATURE_* reported by the module
+ * @maps_lock: protects @maps, @nmaps, @maxmaps
+ * @maps: every ring mapping of the context: each pins the device file,
+ *	so ibv_close_device() unmaps what the application left behind, or
+ *	the kernel would never see the context close
+ * @nmaps: entries in use
+ * @maxmaps: entries allocated
  * @vctx: rdma-core's extended context; its ibv_context must be last
  */
 struct sxrc_context {
 	uint32_t num_ports;
 	uint64_t features;
+	pthread_mutex_t maps_lock;
+	struct sxrc_map { void *addr; size_t size; } *maps;
+	size_t nmaps;
+	size_t maxmaps;
 	struct verbs_context vctx;
 };
 
@@ -112,6 +122,16 @@ struct sxrc_uwq {
 	uint32_t max_inline;
 };
 
+/**
+ * struct sxrc_qp - a queue pair
+ * @ibqp: what the application holds; ibv_qp_ex begins with it
+ * @sq_sig_all: every send WR completes
+ * @sq: the send queue
+ * @rq: the receive queue (no ring on an SRQ)
+ * @wr_cur: ibv_wr_*() API: the WQE being built (under sq.lock)
+ * @wr_start: ibv_wr_*() API: sq.prod at ibv_wr_start()
+ * @wr_err: ibv_wr_*() API: first error since ibv_wr_start()
+ */
 struct sxrc_qp {
 	union {
 		struct ibv_qp ibqp;
@@ -120,6 +140,13 @@ struct sxrc_qp {
 	int sq_sig_all;
 	struct sxrc_uwq sq;
 	struct sxrc_uwq rq;
+	struct sxrc_send_wqe *wr_cur;
+	uint32_t wr_start;
+	int wr_err;
+};
+
+struct sxrc_ah {
+	struct ibv_ah ibah;
 };
 
 struct sxrc_srq {
@@ -165,12 +192,15 @@ int sxrc_destroy_handle(int fd, uint16_t object, uint16_t method,
 			uint32_t handle);
 
 /* ring.c */
-int sxrc_uring_map(int fd, struct sxrc_uring *r, uint64_t offset,
-		   uint64_t size, uint32_t entries, uint32_t stride);
-void sxrc_uring_unmap(struct sxrc_uring *r);
-int sxrc_uwq_init(int fd, struct sxrc_uwq *wq, const struct sxrc_wq_info *info,
-		  uint32_t max_sge, uint32_t max_inline);
-void sxrc_uwq_fini(struct sxrc_uwq *wq);
+int sxrc_uring_map(struct ibv_context *context, struct sxrc_uring *r,
+		   uint64_t offset, uint64_t size, uint32_t entries,
+		   uint32_t stride);
+void sxrc_uring_unmap(struct ibv_context *context, struct sxrc_uring *r);
+void sxrc_unmap_all(struct ibv_context *context);
+int sxrc_uwq_init(struct ibv_context *context, struct sxrc_uwq *wq,
+		  const struct sxrc_wq_info *info, uint32_t max_sge,
+		  uint32_t max_inline);
+void sxrc_uwq_fini(struct ibv_context *context, struct sxrc_uwq *wq);
 int sxrc_post_recv_ring(struct sxrc_uwq *wq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
 void sxrc_wait_events(pthread_mutex_t *mutex, pthread_cond_t *cond,
@@ -179,6 +209,9 @@ void sxrc_wait_events(pthread_mutex_t *mutex, pthread_cond_t *cond,
 /* cq.c */
 int sxrc_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int sxrc_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* post.c */
+void sxrc_qp_init_wr_ops(struct sxrc_qp *qp);
 
 /* qp.c */
 struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,

@@ -14,52 +14,12 @@
 
 #define SXRC_NULL_EOPNOTSUPP() do { errno = EOPNOTSUPP; return NULL; } while (0)
 
-/* The extended QP API arrives with the data path. */
-SXRC_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
-{
-	(void)qp;
-	SXRC_NULL_EOPNOTSUPP();
-}
-
 SXRC_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp,
 					   enum ibv_wr_opcode op,
 					   uint32_t flags)
 {
 	(void)qp; (void)op; (void)flags;
 	return 0;
-}
-
-/* Address handles arrive with the data path. */
-SXRC_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd,
-					 struct ibv_ah_attr *attr)
-{
-	(void)pd; (void)attr;
-	SXRC_NULL_EOPNOTSUPP();
-}
-
-SXRC_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
-{
-	(void)ah;
-	return EOPNOTSUPP;
-}
-
-SXRC_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
-				    uint8_t port_num, struct ibv_wc *wc,
-				    struct ibv_grh *grh,
-				    struct ibv_ah_attr *ah_attr)
-{
-	(void)context; (void)port_num; (void)wc; (void)grh; (void)ah_attr;
-	errno = EOPNOTSUPP;
-	return -1;
-}
-
-SXRC_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd,
-						 struct ibv_wc *wc,
-						 struct ibv_grh *grh,
-						 uint8_t port_num)
-{
-	(void)pd; (void)wc; (void)grh; (void)port_num;
-	SXRC_NULL_EOPNOTSUPP();
 }
 
 /* Not planned: hardware features a software device does not have. */

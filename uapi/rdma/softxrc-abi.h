@@ -68,6 +68,14 @@
 
 #define SXRC_IOCTL_TYPE		0xB6
 #define SXRC_IOCTL_INVOKE	_IO(SXRC_IOCTL_TYPE, 0x00)
+/*
+ * SXRC_IOCTL_DOORBELL: the argument is a QP handle (not a pointer).  The
+ * kernel executes the QP's send queue, in the caller's context, until it
+ * is empty or has to wait (RNR, a peer not ready yet: it then goes on by
+ * itself).  A QP in the error state has its queues flushed instead.
+ * Returns 0, or EINVAL for a handle that names no QP of this context.
+ */
+#define SXRC_IOCTL_DOORBELL	_IO(SXRC_IOCTL_TYPE, 0x01)
 
 /**
  * struct sxrc_ioctl_hdr - argument of SXRC_IOCTL_INVOKE
@@ -101,6 +109,7 @@ struct sxrc_ioctl_hdr {
  * @SXRC_OBJ_CHANNEL: completion channels (each is a file of its own)
  * @SXRC_OBJ_QP: queue pairs
  * @SXRC_OBJ_SRQ: shared receive queues
+ * @SXRC_OBJ_AH: address handles (UD)
  */
 enum sxrc_object {
 	SXRC_OBJ_CTX = 0,
@@ -111,6 +120,7 @@ enum sxrc_object {
 	SXRC_OBJ_CHANNEL = 5,
 	SXRC_OBJ_QP = 6,
 	SXRC_OBJ_SRQ = 7,
+	SXRC_OBJ_AH = 8,
 	SXRC_OBJ_MAX,
 };
 
@@ -537,8 +547,12 @@ struct sxrc_ring_hdr {
 
 #define SXRC_RING_HDR_SIZE	128
 
-/* sxrc_ring_hdr.flags */
-#define SXRC_RING_ERROR		_BITUL(0)	/* overrun or corrupt */
+/*
+ * sxrc_ring_hdr.flags.  SXRC_RING_ERROR: a CQ overran or its ring was
+ * corrupt; or a QP entered the error state: receives posted from then on
+ * are flushed once the library rings the doorbell.
+ */
+#define SXRC_RING_ERROR		_BITUL(0)
 
 /*
  * CQ arming.  ibv_req_notify_cq() stores SXRC_CQ_ARM_NEXT or
@@ -1135,6 +1149,29 @@ struct sxrc_srq_attr {
 	__u32 max_sge;
 	__u32 srq_limit;
 	__u32 reserved;
+};
+
+/* --------------------------------------------------------------------
+ * SXRC_OBJ_AH
+ */
+enum sxrc_ah_method {
+	SXRC_AH_CREATE = 0,
+	SXRC_AH_DESTROY = 1,
+};
+
+/**
+ * struct sxrc_create_ah_in - input of SXRC_AH_CREATE (output: a handle)
+ * @user_cookie: opaque value for the library
+ * @pd_handle: the PD
+ * @reserved: zero
+ * @attr: the address vector: port 1, a LID of a softxrc port on this host
+ *	or a GRH whose destination GID is one of theirs (or multicast)
+ */
+struct sxrc_create_ah_in {
+	__aligned_u64 user_cookie;
+	__u32 pd_handle;
+	__u32 reserved;
+	struct sxrc_ah_attr attr;
 };
 
 /* --------------------------------------------------------------------

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: address handles, for UD work requests.
+ */
+#include <linux/slab.h>
+
+#include "sxrc.h"
+
+/* An address vector is usable if it names port 1 and a destination. */
+int sxrc_check_ah(const struct sxrc_ah_attr *ah)
+{
+	if (ah->port_num != 1 || ah->reserved[0] || ah->reserved[1] ||
+	    ah->is_global > 1)
+		return -EINVAL;
+	if (ah->is_global && ah->sgid_index >= SXRC_GID_TBL_LEN)
+		return -EINVAL;
+	return 0;
+}
+
+static void sxrc_ah_destroy_obj(struct sxrc_obj *obj)
+{
+	sxrc_obj_undepend(&to_sxrc_ah(obj)->pd->obj);
+}
+
+static void sxrc_ah_release(struct sxrc_obj *obj)
+{
+	kfree(to_sxrc_ah(obj));
+}
+
+static const struct sxrc_obj_ops sxrc_ah_ops = {
+	.destroy = sxrc_ah_destroy_obj,
+	.release = sxrc_ah_release,
+};
+
+int sxrc_ah_create(struct sxrc_call *call)
+{
+	const struct sxrc_create_ah_in *in = call->in;
+	struct sxrc_handle_out *out = call->out;
+	struct sxrc_obj *pd_obj;
+	struct sxrc_ah *ah;
+	int ret;
+
+	if (in->reserved || sxrc_check_ah(&in->attr) ||
+	    (!in->attr.dlid && !in->attr.is_global))
+		return -EINVAL;
+	pd_obj = sxrc_obj_get(call->ctx, in->pd_handle, SXRC_TYPE_PD);
+	if (IS_ERR(pd_obj))
+		return PTR_ERR(pd_obj);
+
+	ah = kzalloc(sizeof(*ah), GFP_KERNEL_ACCOUNT);
+	if (!ah) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+	ah->attr = in->attr;
+	ret = sxrc_obj_init(call, &ah->obj, SXRC_TYPE_AH, &sxrc_ah_ops,
+			    in->user_cookie);
+	if (ret) {
+		kfree(ah);
+		goto out_put;
+	}
+	ah->pd = to_sxrc_pd(pd_obj);
+	sxrc_obj_depend(pd_obj);
+	out->handle = ah->obj.handle;
+out_put:
+	sxrc_obj_put(pd_obj);
+	return ret;
+}
+
+int sxrc_ah_destroy(struct sxrc_call *call)
+{
+	const struct sxrc_handle_in *in = call->in;
+
+	if (in->reserved)
+		return -EINVAL;
+	return sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_AH, NULL);
+}

@@ -1,0 +1,1228 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: the data path.
+ *
+ * A send queue runs when its owner rings the doorbell, in the owner's
+ * own context: each WQE is read from the ring (once, into kernel
+ * memory), checked, and executed against the pinned pages of the local
+ * and the remote MRs, then completed.  Nothing is "sent": the responder's
+ * side of the operation (consuming a receive WQE, checking an rkey,
+ * writing its CQE) happens right there, under the responder's locks.
+ *
+ * When the responder cannot take a message yet (no receive posted: RNR;
+ * QP not there or not ready: a lost packet), the head WQE waits as the
+ * IBTA says it would on a wire: a delayed work item retries it after the
+ * responder's RNR timer or the requester's ack timeout, up to rnr_retry
+ * and retry_cnt times, and the queue goes on from there by itself.
+ *
+ * Locks, outermost first: qp->sq_mutex (the requester's send queue),
+ * dev->mcast_lock (UD multicast), the responder's rq_lock or srq->lock,
+ * mr->lock, qp->lock, cq->lock, channel->lock, ctx->ev_lock.
+ */
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+
+#include "sxrc.h"
+
+#define SXRC_GRH_SIZE		40
+#define SXRC_UD_MTU		4096
+#define SXRC_QKEY_PRIVILEGED	0x80000000U
+#define SXRC_MCAST_QPN		0xffffffU
+#define SXRC_MAX_MSG		BIT(31)
+
+/* ------------------------------------------------------------------
+ * Memory: scatter/gather lists resolved to pinned pages
+ */
+
+/**
+ * struct sxrc_seg - one resolved scatter/gather element
+ * @umem: pinned pages (a reference is held), or NULL for @kbuf
+ * @kbuf: kernel memory (inline data, a GRH), when @umem is NULL
+ * @off: byte offset into @umem from its page-aligned start
+ * @len: bytes
+ */
+struct sxrc_seg {
+	struct sxrc_umem *umem;
+	void *kbuf;
+	u64 off;
+	u32 len;
+};
+
+/* A resolved list; @total is the sum of the lengths. */
+struct sxrc_sgl {
+	struct sxrc_seg seg[SXRC_MAX_SGE + 1];
+	u32 n;
+	u64 total;
+};
+
+/* Per-doorbell scratch: too big for the stack. */
+struct sxrc_scratch {
+	struct sxrc_send_wqe wqe;
+	struct sxrc_sge sge[SXRC_MAX_SGE];
+	struct sxrc_recv_wqe rwqe;
+	struct sxrc_sge rsge[SXRC_MAX_SGE];
+	struct sxrc_sgl local;		/* the WQE's own list */
+	struct sxrc_sgl peer;		/* the receive WQE it lands in */
+	struct sxrc_sgl remote;		/* the rkey range of RDMA/atomics */
+	u8 grh[SXRC_GRH_SIZE];
+};
+
+static void sxrc_sgl_init(struct sxrc_sgl *sgl)
+{
+	sgl->n = 0;
+	sgl->total = 0;
+}
+
+static void sxrc_sgl_release(struct sxrc_sgl *sgl)
+{
+	u32 i;
+
+	for (i = 0; i < sgl->n; i++)
+		if (sgl->seg[i].umem)
+			sxrc_umem_put(sgl->seg[i].umem);
+	sgl->n = 0;
+	sgl->total = 0;
+}
+
+static void sxrc_sgl_add_kbuf(struct sxrc_sgl *sgl, void *buf, u32 len)
+{
+	sgl->seg[sgl->n++] = (struct sxrc_seg){ .kbuf = buf, .len = len };
+	sgl->total += len;
+}
+
+/* Look up a key of @dev under RCU; returns the MR with a reference. */
+static struct sxrc_mr *sxrc_mr_lookup(struct sxrc_dev *dev, u32 key)
+{
+	struct sxrc_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&dev->mrs, key >> 8);
+	if (mr && (mr->key != key || !kref_get_unless_zero(&mr->obj.ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+/**
+ * sxrc_mr_range - resolve [addr, addr + len) of the MR @key names
+ * @dev: the device the key belongs to
+ * @key: lkey or rkey
+ * @pd: the PD the MR must be in
+ * @access: SXRC_ACCESS_* the MR must grant
+ * @addr: start, in the MR's iova space
+ * @len: bytes
+ * @seg: filled in, with a reference on the pages
+ *
+ * Return: 0, or -EACCES when anything does not match.
+ */
+static int sxrc_mr_range(struct sxrc_dev *dev, u32 key, struct sxrc_pd *pd,
+			 u32 access, u64 addr, u32 len, struct sxrc_seg *seg)
+{
+	struct sxrc_mr *mr = sxrc_mr_lookup(dev, key);
+	int ret = -EACCES;
+	u64 end;
+
+	if (!mr)
+		return -EACCES;
+	spin_lock(&mr->lock);
+	if (mr->invalid || !mr->umem || mr->pd != pd ||
+	    (mr->access & access) != access ||
+	    check_add_overflow(addr, (u64)len, &end) || addr < mr->iova ||
+	    end > mr->iova + mr->umem->length)
+		goto out;
+	seg->umem = mr->umem;
+	kref_get(&seg->umem->ref);
+	seg->kbuf = NULL;
+	seg->off = addr - mr->iova + offset_in_page(mr->umem->addr);
+	seg->len = len;
+	ret = 0;
+out:
+	spin_unlock(&mr->lock);
+	sxrc_obj_drop(&mr->obj);
+	return ret;
+}
+
+/* Resolve a WQE's local scatter/gather list. */
+static int sxrc_local_sgl(struct sxrc_qp *qp, const struct sxrc_sge *sge,
+			  u32 n, u32 access, struct sxrc_sgl *sgl)
+{
+	struct sxrc_dev *dev = qp->obj.ctx->dev;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (!sge[i].length)
+			continue;
+		if (sxrc_mr_range(dev, sge[i].lkey, qp->pd, access,
+				  sge[i].addr, sge[i].length,
+				  &sgl->seg[sgl->n]))
+			return -EACCES;
+		sgl->total += sge[i].length;
+		sgl->n++;
+	}
+	return 0;
+}
+
+/* Which run of @umem holds page @pgidx; @hint is where to look first. */
+static unsigned long sxrc_find_run(struct sxrc_umem *umem,
+				   unsigned long pgidx, unsigned long hint)
+{
+	unsigned long lo = 0, hi = umem->nruns;
+	struct sxrc_page_run *run;
+
+	if (hint < umem->nruns) {
+		run = sxrc_umem_run(umem, hint);
+		if (pgidx >= run->pgoff && pgidx < run->pgoff + run->npages)
+			return hint;
+		if (hint + 1 < umem->nruns) {
+			run = sxrc_umem_run(umem, hint + 1);
+			if (pgidx >= run->pgoff &&
+			    pgidx < run->pgoff + run->npages)
+				return hint + 1;
+		}
+	}
+	while (hi - lo > 1) {
+		unsigned long mid = lo + (hi - lo) / 2;
+
+		if (sxrc_umem_run(umem, mid)->pgoff <= pgidx)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/**
+ * struct sxrc_cursor - a position in a resolved list
+ * @sgl: the list
+ * @i: current element
+ * @pos: bytes of it already passed
+ * @run: run of the current element's pages last used (a search hint)
+ */
+struct sxrc_cursor {
+	struct sxrc_sgl *sgl;
+	u32 i;
+	u64 pos;
+	unsigned long run;
+};
+
+static void sxrc_cursor_init(struct sxrc_cursor *c, struct sxrc_sgl *sgl,
+			     u64 skip)
+{
+	c->sgl = sgl;
+	c->i = 0;
+	c->pos = 0;
+	c->run = 0;
+	while (c->i < sgl->n && skip >= sgl->seg[c->i].len) {
+		skip -= sgl->seg[c->i].len;
+		c->i++;
+	}
+	c->pos = skip;
+}
+
+/*
+ * Map the bytes at the cursor: returns an address (kmap_local'ed when
+ * *@page is set) and, in *@avail, how many bytes follow contiguously.
+ */
+static void *sxrc_cursor_map(struct sxrc_cursor *c, u32 *avail,
+			     struct page **page)
+{
+	struct sxrc_seg *seg;
+	struct sxrc_page_run *run;
+	unsigned long pgidx;
+	u64 byte;
+
+	while (c->pos == c->sgl->seg[c->i].len) {
+		c->i++;
+		c->pos = 0;
+		c->run = 0;
+	}
+	seg = &c->sgl->seg[c->i];
+	*avail = seg->len - c->pos;
+	if (!seg->umem) {
+		*page = NULL;
+		return seg->kbuf + c->pos;
+	}
+	byte = seg->off + c->pos;
+	pgidx = byte >> PAGE_SHIFT;
+	c->run = sxrc_find_run(seg->umem, pgidx, c->run);
+	run = sxrc_umem_run(seg->umem, c->run);
+	*page = nth_page(run->page, pgidx - run->pgoff);
+	*avail = min_t(u64, *avail, PAGE_SIZE - offset_in_page(byte));
+	return kmap_local_page(*page) + offset_in_page(byte);
+}
+
+static void sxrc_cursor_unmap(void *addr, struct page *page)
+{
+	if (page)
+		kunmap_local(addr);
+}
+
+/* Copy @len bytes from @src to @dst; both must hold that many. */
+static void sxrc_copy(struct sxrc_cursor *dst, struct sxrc_cursor *src,
+		      u64 len)
+{
+	while (len) {
+		struct page *dpage, *spage;
+		u32 davail, savail, n;
+		void *d, *s;
+
+		d = sxrc_cursor_map(dst, &davail, &dpage);
+		s = sxrc_cursor_map(src, &savail, &spage);
+		n = min3((u64)davail, (u64)savail, len);
+		memcpy(d, s, n);
+		sxrc_cursor_unmap(s, spage);
+		sxrc_cursor_unmap(d, dpage);
+		dst->pos += n;
+		src->pos += n;
+		len -= n;
+	}
+}
+
+/* ------------------------------------------------------------------
+ * Queue pairs: lookup, errors, flushing
+ */
+
+/* The QP @qpn of @dev, with a reference, or NULL. */
+static struct sxrc_qp *sxrc_qp_lookup(struct sxrc_dev *dev, u32 qpn)
+{
+	struct sxrc_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&dev->qps, qpn);
+	if (qp && !kref_get_unless_zero(&qp->obj.ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+static bool sxrc_qp_can_receive(struct sxrc_qp *qp)
+{
+	u32 state = READ_ONCE(qp->attr.qp_state);
+
+	return state == SXRC_QPS_RTR || state == SXRC_QPS_RTS ||
+	       state == SXRC_QPS_SQD;
+}
+
+static u32 sxrc_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case SXRC_WR_RDMA_WRITE:
+	case SXRC_WR_RDMA_WRITE_WITH_IMM:
+		return SXRC_WC_OP_RDMA_WRITE;
+	case SXRC_WR_RDMA_READ:
+		return SXRC_WC_OP_RDMA_READ;
+	case SXRC_WR_ATOMIC_CMP_AND_SWP:
+		return SXRC_WC_OP_COMP_SWAP;
+	case SXRC_WR_ATOMIC_FETCH_AND_ADD:
+		return SXRC_WC_OP_FETCH_ADD;
+	case SXRC_WR_LOCAL_INV:
+		return SXRC_WC_OP_LOCAL_INV;
+	default:
+		return SXRC_WC_OP_SEND;
+	}
+}
+
+/*
+ * Complete every WQE of @wq the kernel has not consumed with
+ * WR_FLUSH_ERR.  The caller serialises consumers of @wq.
+ */
+static void sxrc_wq_flush(struct sxrc_qp *qp, struct sxrc_wq *wq,
+			  struct sxrc_cq *cq, bool send)
+{
+	struct sxrc_ring_hdr *hdr;
+	u32 prod;
+
+	if (!wq->ring)
+		return;
+	hdr = sxrc_ring_hdr(wq->ring);
+	/* Pairs with the library's store-release of prod. */
+	prod = smp_load_acquire(&hdr->prod);
+	if (prod - wq->cons > wq->ring->entries)
+		wq->cons = prod;	/* corrupt: nothing sane to complete */
+
+	for (; wq->cons != prod; wq->cons++) {
+		void *slot = sxrc_ring_slot(wq->ring, wq->cons);
+		struct sxrc_cqe cqe = {
+			.status = SXRC_WC_WR_FLUSH_ERR,
+			.qp_num = qp->qpn,
+		};
+
+		if (send) {
+			const struct sxrc_send_wqe *wqe = slot;
+
+			cqe.wr_id = READ_ONCE(wqe->wr_id);
+			cqe.opcode = sxrc_wc_opcode(READ_ONCE(wqe->opcode));
+		} else {
+			const struct sxrc_recv_wqe *wqe = slot;
+
+			cqe.wr_id = READ_ONCE(wqe->wr_id);
+			cqe.opcode = SXRC_WC_OP_RECV;
+		}
+		sxrc_cq_post(cq, &cqe);
+	}
+	/* Pairs with the library's load-acquire of cons. */
+	smp_store_release(&hdr->cons, wq->cons);
+}
+
+/* Flush the receive queue of a QP in the error state. */
+void sxrc_rq_flush(struct sxrc_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	sxrc_wq_flush(qp, &qp->rq, qp->recv_cq, false);
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+}
+
+/* Flush both queues of a QP in the error state; sq_mutex is held. */
+void sxrc_qp_flush_locked(struct sxrc_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_mutex);
+	qp->stalled = false;
+	sxrc_wq_flush(qp, &qp->sq, qp->send_cq, true);
+	sxrc_rq_flush(qp);
+}
+
+/*
+ * Move @qp to the error state.  Returns true if this call did it.  The
+ * rings are marked so that the library rings the doorbell after posting,
+ * to have late receives flushed too.
+ */
+static bool sxrc_qp_set_error(struct sxrc_qp *qp)
+{
+	bool changed = false;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->attr.qp_state != SXRC_QPS_ERR) {
+		WRITE_ONCE(qp->attr.qp_state, SXRC_QPS_ERR);
+		qp->attr.cur_qp_state = SXRC_QPS_ERR;
+		changed = true;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (changed) {
+		sxrc_qp_mark_error(qp);
+		atomic64_inc(&qp->stats.errors);
+	}
+	return changed;
+}
+
+/* Tell the library, through the rings, that the QP is in error. */
+void sxrc_qp_mark_error(struct sxrc_qp *qp)
+{
+	WRITE_ONCE(sxrc_ring_hdr(qp->sq.ring)->flags, SXRC_RING_ERROR);
+	if (qp->rq.ring)
+		WRITE_ONCE(sxrc_ring_hdr(qp->rq.ring)->flags, SXRC_RING_ERROR);
+}
+
+/* Run (or flush) @qp's send queue from its work item, @delay from now. */
+static void sxrc_qp_schedule(struct sxrc_qp *qp, unsigned long delay)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (!qp->dead)
+		mod_delayed_work(system_wq, &qp->retry_work, delay);
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+void sxrc_qp_kick(struct sxrc_qp *qp)
+{
+	sxrc_qp_schedule(qp, 0);
+}
+
+/*
+ * A responder QP failed an incoming request (RC): it enters the error
+ * state, its owner hears @event, and its queues are flushed (the send
+ * queue from its own work item: its mutex may be held by its own
+ * doorbell right now, sending to us).
+ */
+static void sxrc_responder_error(struct sxrc_qp *dest, u32 event)
+{
+	if (!sxrc_qp_set_error(dest))
+		return;
+	sxrc_obj_event(&dest->obj, event);
+	sxrc_rq_flush(dest);
+	sxrc_qp_kick(dest);
+}
+
+/* ------------------------------------------------------------------
+ * The responder's side
+ */
+
+/* The receive WQE a message consumes, or an error to report. */
+enum sxrc_pop {
+	SXRC_POP_OK,
+	SXRC_POP_EMPTY,		/* RNR */
+	SXRC_POP_BAD,		/* malformed WQE: consumed */
+	SXRC_POP_CORRUPT,	/* corrupt ring */
+};
+
+static enum sxrc_pop sxrc_recv_pop(struct sxrc_qp *dest,
+				   struct sxrc_scratch *s)
+{
+	struct sxrc_srq *srq = dest->srq;
+	struct sxrc_wq *wq = srq ? &srq->wq : &dest->rq;
+	spinlock_t *lock = srq ? &srq->lock : &dest->rq_lock;
+	enum sxrc_pop ret = SXRC_POP_OK;
+	struct sxrc_ring_hdr *hdr;
+	bool limit_hit = false;
+	unsigned long flags;
+	u32 prod, n;
+	void *slot;
+
+	spin_lock_irqsave(lock, flags);
+	hdr = sxrc_ring_hdr(wq->ring);
+	/* Pairs with the library's store-release of prod. */
+	prod = smp_load_acquire(&hdr->prod);
+	if (prod == wq->cons) {
+		ret = SXRC_POP_EMPTY;
+		goto out;
+	}
+	if (prod - wq->cons > wq->ring->entries) {
+		ret = SXRC_POP_CORRUPT;
+		goto out;
+	}
+	slot = sxrc_ring_slot(wq->ring, wq->cons);
+	memcpy(&s->rwqe, slot, sizeof(s->rwqe));
+	n = s->rwqe.num_sge;
+	if (n > wq->max_sge) {
+		ret = SXRC_POP_BAD;
+	} else {
+		memcpy(s->rsge, slot + sizeof(s->rwqe), n * sizeof(*s->rsge));
+		s->rwqe.num_sge = n;
+	}
+	wq->cons++;
+	/* The slot is read: pairs with the library's load-acquire. */
+	smp_store_release(&hdr->cons, wq->cons);
+	if (srq && srq->limit && prod - wq->cons < srq->limit) {
+		srq->limit = 0;
+		limit_hit = true;
+	}
+out:
+	spin_unlock_irqrestore(lock, flags);
+	if (limit_hit)
+		sxrc_obj_event(&srq->obj, SXRC_EVENT_SRQ_LIMIT_REACHED);
+	return ret;
+}
+
+/* Complete a receive WQE of @dest in error. */
+static void sxrc_recv_error(struct sxrc_qp *dest, u64 wr_id, u32 status)
+{
+	struct sxrc_cqe cqe = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = SXRC_WC_OP_RECV,
+		.qp_num = dest->qpn,
+	};
+
+	sxrc_cq_post(dest->recv_cq, &cqe);
+}
+
+/* How the responder took a message. */
+enum sxrc_resp {
+	SXRC_RESP_OK,
+	SXRC_RESP_RNR,		/* no receive WQE: retry later */
+	SXRC_RESP_DROPPED,	/* UC/UD: silently gone, sender done */
+	SXRC_RESP_ERR,		/* *status tells the requester */
+};
+
+/*
+ * Take the next receive WQE of @dest for a message of @need bytes and
+ * resolve its scatter list into s->peer.  Every failure is completed on
+ * the responder's side here; the requester learns it through the return
+ * value and *@status.
+ */
+static enum sxrc_resp sxrc_recv_take(struct sxrc_qp *dest,
+				     struct sxrc_scratch *s, u64 need,
+				     u32 *status)
+{
+	bool ud = dest->type == SXRC_QPT_UD;
+	bool rc = dest->type == SXRC_QPT_RC;
+	u32 i;
+
+	sxrc_sgl_init(&s->peer);
+	switch (sxrc_recv_pop(dest, s)) {
+	case SXRC_POP_EMPTY:
+		return rc ? SXRC_RESP_RNR : SXRC_RESP_DROPPED;
+	case SXRC_POP_CORRUPT:
+		goto fatal;
+	case SXRC_POP_BAD:
+		sxrc_recv_error(dest, s->rwqe.wr_id, SXRC_WC_LOC_QP_OP_ERR);
+		goto fatal;
+	case SXRC_POP_OK:
+		break;
+	}
+
+	for (i = 0; i < s->rwqe.num_sge; i++) {
+		struct sxrc_sge *sge = &s->rsge[i];
+
+		if (!sge->length)
+			continue;
+		if (sxrc_mr_range(dest->obj.ctx->dev, sge->lkey, dest->pd,
+				  SXRC_ACCESS_LOCAL_WRITE, sge->addr,
+				  sge->length, &s->peer.seg[s->peer.n])) {
+			sxrc_sgl_release(&s->peer);
+			sxrc_recv_error(dest, s->rwqe.wr_id,
+					SXRC_WC_LOC_PROT_ERR);
+			if (ud)
+				return SXRC_RESP_DROPPED;
+			goto fatal;
+		}
+		s->peer.total += sge->length;
+		s->peer.n++;
+	}
+	if (need > s->peer.total) {
+		sxrc_sgl_release(&s->peer);
+		sxrc_recv_error(dest, s->rwqe.wr_id, SXRC_WC_LOC_LEN_ERR);
+		if (ud)
+			return SXRC_RESP_DROPPED;
+		sxrc_responder_error(dest, SXRC_EVENT_QP_REQ_ERR);
+		*status = SXRC_WC_REM_INV_REQ_ERR;
+		return rc ? SXRC_RESP_ERR : SXRC_RESP_DROPPED;
+	}
+	return SXRC_RESP_OK;
+
+fatal:
+	sxrc_responder_error(dest, SXRC_EVENT_QP_FATAL);
+	*status = SXRC_WC_REM_OP_ERR;
+	return rc ? SXRC_RESP_ERR : SXRC_RESP_DROPPED;
+}
+
+/* The data is in place: complete the receive WQE taken above. */
+static void sxrc_recv_done(struct sxrc_qp *dest, struct sxrc_scratch *s,
+			   struct sxrc_cqe *rcqe, u32 byte_len)
+{
+	sxrc_sgl_release(&s->peer);
+	rcqe->wr_id = s->rwqe.wr_id;
+	rcqe->status = SXRC_WC_SUCCESS;
+	rcqe->qp_num = dest->qpn;
+	rcqe->byte_len = byte_len;
+	sxrc_cq_post(dest->recv_cq, rcqe);
+	atomic64_inc(&dest->stats.recv_wqes);
+	atomic64_add(byte_len, &dest->stats.recv_bytes);
+}
+
+/* Copy all of @src to the start of @dst, after skipping @skip bytes. */
+static void sxrc_copy_sgl(struct sxrc_sgl *dst, u64 skip, struct sxrc_sgl *src)
+{
+	struct sxrc_cursor dc, sc;
+
+	sxrc_cursor_init(&dc, dst, skip);
+	sxrc_cursor_init(&sc, src, 0);
+	sxrc_copy(&dc, &sc, src->total);
+}
+
+/* Can the MR @key of @dev in @pd be invalidated? */
+static bool sxrc_can_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
+				u32 key)
+{
+	struct sxrc_mr *mr = sxrc_mr_lookup(dev, key);
+	bool ok;
+
+	if (!mr)
+		return false;
+	spin_lock(&mr->lock);
+	ok = mr->pd == pd && !mr->invalid;
+	spin_unlock(&mr->lock);
+	sxrc_obj_drop(&mr->obj);
+	return ok;
+}
+
+/* Invalidate the MR @key of @dev if it is in @pd (SEND_WITH_INV, LOCAL_INV). */
+static int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd, u32 key)
+{
+	struct sxrc_mr *mr = sxrc_mr_lookup(dev, key);
+	int ret = -EACCES;
+
+	if (!mr)
+		return -EACCES;
+	spin_lock(&mr->lock);
+	if (mr->pd == pd && !mr->invalid) {
+		mr->invalid = true;
+		ret = 0;
+	}
+	spin_unlock(&mr->lock);
+	sxrc_obj_drop(&mr->obj);
+	return ret;
+}
+
+/* ------------------------------------------------------------------
+ * The requester's side
+ */
+
+/* The device an address vector leads to, on this host. */
+static struct sxrc_dev *sxrc_ah_dev(const struct sxrc_ah_attr *ah)
+{
+	__be64 guid;
+
+	if (ah->is_global) {
+		memcpy(&guid, &ah->dgid[8], sizeof(guid));
+		return sxrc_dev_by_guid(guid);
+	}
+	return sxrc_dev_by_lid(ah->dlid);
+}
+
+/* A UD header as a receiver sees it in the first 40 bytes. */
+static void sxrc_build_grh(struct sxrc_qp *qp, const struct sxrc_ah_attr *ah,
+			   u32 len, u8 *grh)
+{
+	struct sxrc_dev *dev = qp->obj.ctx->dev;
+	__be32 vtf = cpu_to_be32(6U << 28 | (u32)ah->traffic_class << 20 |
+				 (ah->flow_label & 0xfffff));
+	__be16 paylen = cpu_to_be16(len);
+
+	memcpy(grh, &vtf, 4);
+	memcpy(grh + 4, &paylen, 2);
+	grh[6] = 0x1b;		/* next header: IBA transport */
+	grh[7] = ah->hop_limit;
+	memset(grh + 8, 0, 8);
+	grh[8] = 0xfe;
+	grh[9] = 0x80;
+	memcpy(grh + 16, &dev->node_guid, 8);
+	memcpy(grh + 24, ah->dgid, 16);
+}
+
+/* What became of one send WQE. */
+enum sxrc_outcome {
+	SXRC_DONE,		/* completed, with @status */
+	SXRC_WAIT_RNR,		/* retry after the responder's RNR timer */
+	SXRC_WAIT_LOST,		/* retry after the ack timeout */
+};
+
+struct sxrc_result {
+	u32 status;
+	u32 byte_len;
+	u8 rnr_timer;		/* the responder's, for SXRC_WAIT_RNR */
+};
+
+/* Deliver a UD message to one destination QP; failures are silent. */
+static void sxrc_ud_one(struct sxrc_qp *qp, struct sxrc_qp *dest,
+			struct sxrc_scratch *s, const struct sxrc_ah_attr *ah,
+			u32 qkey)
+{
+	struct sxrc_cqe rcqe = {
+		.src_qp = qp->qpn,
+		.slid = sxrc_port_lid(qp->obj.ctx->dev),
+		.sl = ah->sl,
+		.solicited = !!(s->wqe.send_flags & SXRC_SEND_SOLICITED),
+	};
+	u32 status;
+
+	if (dest->type != SXRC_QPT_UD || !sxrc_qp_can_receive(dest) ||
+	    READ_ONCE(dest->attr.qkey) != qkey)
+		return;
+	if (ah->is_global)
+		rcqe.wc_flags |= SXRC_WC_GRH;
+	if (s->wqe.opcode == SXRC_WR_SEND_WITH_IMM) {
+		rcqe.wc_flags |= SXRC_WC_WITH_IMM;
+		rcqe.imm_data = s->wqe.imm_data;
+	}
+	rcqe.opcode = SXRC_WC_OP_RECV;
+	if (sxrc_recv_take(dest, s, SXRC_GRH_SIZE + s->local.total,
+			   &status) != SXRC_RESP_OK)
+		return;
+	if (ah->is_global) {
+		struct sxrc_sgl grh = { .n = 0 };
+
+		sxrc_sgl_add_kbuf(&grh, s->grh, SXRC_GRH_SIZE);
+		sxrc_copy_sgl(&s->peer, 0, &grh);
+	}
+	sxrc_copy_sgl(&s->peer, SXRC_GRH_SIZE, &s->local);
+	sxrc_recv_done(dest, s, &rcqe, SXRC_GRH_SIZE + s->local.total);
+}
+
+static enum sxrc_outcome sxrc_exec_ud(struct sxrc_qp *qp,
+				      struct sxrc_scratch *s,
+				      struct sxrc_result *res)
+{
+	struct sxrc_send_wqe *w = &s->wqe;
+	struct sxrc_ah_attr ah;
+	struct sxrc_dev *dev;
+	struct sxrc_obj *obj;
+	struct sxrc_qp *dest;
+	u32 qkey;
+
+	obj = sxrc_obj_get(qp->obj.ctx, w->ah_handle, SXRC_TYPE_AH);
+	if (IS_ERR(obj)) {
+		res->status = SXRC_WC_LOC_QP_OP_ERR;
+		return SXRC_DONE;
+	}
+	ah = to_sxrc_ah(obj)->attr;
+	if (to_sxrc_ah(obj)->pd != qp->pd) {
+		sxrc_obj_put(obj);
+		res->status = SXRC_WC_LOC_QP_OP_ERR;
+		return SXRC_DONE;
+	}
+	sxrc_obj_put(obj);
+
+	/* A privileged Q_Key in the WR means: use the QP's own. */
+	qkey = w->remote_qkey & SXRC_QKEY_PRIVILEGED ?
+	       READ_ONCE(qp->attr.qkey) : w->remote_qkey;
+	if (ah.is_global)
+		sxrc_build_grh(qp, &ah, s->local.total, s->grh);
+	res->status = SXRC_WC_SUCCESS;
+	res->byte_len = s->local.total;
+
+	if ((w->remote_qpn & SXRC_MCAST_QPN) == SXRC_MCAST_QPN) {
+		struct sxrc_dev *mdev = qp->obj.ctx->dev;
+		struct sxrc_mcast *m;
+
+		mutex_lock(&mdev->mcast_lock);
+		list_for_each_entry(m, &mdev->mcast_list, entry)
+			if (!memcmp(m->gid, ah.dgid, sizeof(m->gid)) ||
+			    (!ah.is_global && m->lid == ah.dlid))
+				sxrc_ud_one(qp, m->qp, s, &ah, qkey);
+		mutex_unlock(&mdev->mcast_lock);
+		return SXRC_DONE;
+	}
+
+	dev = sxrc_ah_dev(&ah);
+	dest = dev ? sxrc_qp_lookup(dev, w->remote_qpn & SXRC_QPN_MAX) : NULL;
+	if (dest) {
+		sxrc_ud_one(qp, dest, s, &ah, qkey);
+		sxrc_obj_drop(&dest->obj);
+	}
+	return SXRC_DONE;
+}
+
+/* Resolve the rkey range of an RDMA or atomic WQE into s->remote. */
+static int sxrc_remote_range(struct sxrc_qp *dest, struct sxrc_scratch *s,
+			     u32 access, u64 len)
+{
+	sxrc_sgl_init(&s->remote);
+	if (!len)
+		return 0;	/* zero-length: no key is checked */
+	if (!(READ_ONCE(dest->attr.qp_access_flags) & access))
+		return -EACCES;
+	if (sxrc_mr_range(dest->obj.ctx->dev, s->wqe.rkey, dest->pd, access,
+			  s->wqe.remote_addr, len, &s->remote.seg[0]))
+		return -EACCES;
+	s->remote.n = 1;
+	s->remote.total = len;
+	return 0;
+}
+
+/* The atomic itself, on the responder's 8 aligned bytes. */
+static u64 sxrc_atomic(struct sxrc_scratch *s)
+{
+	struct sxrc_cursor c;
+	struct page *page;
+	u32 avail;
+	u64 *p, old;
+
+	sxrc_cursor_init(&c, &s->remote, 0);
+	p = sxrc_cursor_map(&c, &avail, &page);
+	if (s->wqe.opcode == SXRC_WR_ATOMIC_CMP_AND_SWP)
+		old = cmpxchg64(p, s->wqe.compare_add, s->wqe.swap);
+	else
+		old = atomic64_fetch_add(s->wqe.compare_add, (atomic64_t *)p);
+	sxrc_cursor_unmap(p, page);
+	return old;
+}
+
+/* Do the atomic and return the original value into the local buffer. */
+static void sxrc_atomic_reply(struct sxrc_scratch *s)
+{
+	u64 old = sxrc_atomic(s);
+	struct sxrc_sgl src = { .n = 0 };
+
+	sxrc_sgl_release(&s->remote);
+	sxrc_sgl_add_kbuf(&src, &old, sizeof(old));
+	sxrc_copy_sgl(&s->local, 0, &src);
+}
+
+/* RC and UC: everything that needs the connected peer. */
+static enum sxrc_outcome sxrc_exec_connected(struct sxrc_qp *qp,
+					     struct sxrc_scratch *s,
+					     struct sxrc_result *res)
+{
+	struct sxrc_send_wqe *w = &s->wqe;
+	bool rc = qp->type == SXRC_QPT_RC;
+	struct sxrc_cqe rcqe = {
+		.solicited = !!(w->send_flags & SXRC_SEND_SOLICITED),
+	};
+	enum sxrc_resp resp = SXRC_RESP_OK;
+	struct sxrc_ah_attr ah;
+	struct sxrc_dev *dev;
+	struct sxrc_qp *dest;
+	u32 status = 0, dqpn;
+	unsigned long flags;
+	u64 len = s->local.total;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	ah = qp->attr.ah_attr;
+	dqpn = qp->attr.dest_qp_num;
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	dev = sxrc_ah_dev(&ah);
+	dest = dev ? sxrc_qp_lookup(dev, dqpn) : NULL;
+	if (!dest || dest->type != qp->type || !sxrc_qp_can_receive(dest)) {
+		if (dest)
+			sxrc_obj_drop(&dest->obj);
+		if (!rc) {
+			res->status = SXRC_WC_SUCCESS;	/* UC: lost, done */
+			return SXRC_DONE;
+		}
+		return SXRC_WAIT_LOST;
+	}
+
+	res->status = SXRC_WC_SUCCESS;
+	res->byte_len = len;
+	switch (w->opcode) {
+	case SXRC_WR_SEND:
+	case SXRC_WR_SEND_WITH_IMM:
+	case SXRC_WR_SEND_WITH_INV:
+		if (w->opcode == SXRC_WR_SEND_WITH_INV &&
+		    !sxrc_can_invalidate(dev, dest->pd, w->imm_data)) {
+			resp = SXRC_RESP_ERR;
+			status = SXRC_WC_REM_INV_REQ_ERR;
+			break;
+		}
+		resp = sxrc_recv_take(dest, s, len, &status);
+		if (resp != SXRC_RESP_OK)
+			break;
+		sxrc_copy_sgl(&s->peer, 0, &s->local);
+		rcqe.opcode = SXRC_WC_OP_RECV;
+		if (w->opcode == SXRC_WR_SEND_WITH_IMM) {
+			rcqe.wc_flags = SXRC_WC_WITH_IMM;
+			rcqe.imm_data = w->imm_data;
+		} else if (w->opcode == SXRC_WR_SEND_WITH_INV) {
+			sxrc_invalidate(dev, dest->pd, w->imm_data);
+			rcqe.wc_flags = SXRC_WC_WITH_INV;
+			rcqe.imm_data = w->imm_data;
+		}
+		sxrc_recv_done(dest, s, &rcqe, len);
+		break;
+
+	case SXRC_WR_RDMA_WRITE:
+	case SXRC_WR_RDMA_WRITE_WITH_IMM:
+		if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_WRITE, len)) {
+			resp = SXRC_RESP_ERR;
+			status = SXRC_WC_REM_ACCESS_ERR;
+			break;
+		}
+		if (w->opcode == SXRC_WR_RDMA_WRITE_WITH_IMM) {
+			/* The immediate needs a receive WQE, before any data. */
+			resp = sxrc_recv_take(dest, s, 0, &status);
+			if (resp != SXRC_RESP_OK) {
+				sxrc_sgl_release(&s->remote);
+				break;
+			}
+		}
+		sxrc_copy_sgl(&s->remote, 0, &s->local);
+		sxrc_sgl_release(&s->remote);
+		if (w->opcode == SXRC_WR_RDMA_WRITE_WITH_IMM) {
+			rcqe.opcode = SXRC_WC_OP_RECV_RDMA_WITH_IMM;
+			rcqe.wc_flags = SXRC_WC_WITH_IMM;
+			rcqe.imm_data = w->imm_data;
+			sxrc_recv_done(dest, s, &rcqe, len);
+		}
+		break;
+
+	case SXRC_WR_RDMA_READ:
+		if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_READ, len)) {
+			resp = SXRC_RESP_ERR;
+			status = SXRC_WC_REM_ACCESS_ERR;
+			break;
+		}
+		sxrc_copy_sgl(&s->local, 0, &s->remote);
+		sxrc_sgl_release(&s->remote);
+		break;
+
+	case SXRC_WR_ATOMIC_CMP_AND_SWP:
+	case SXRC_WR_ATOMIC_FETCH_AND_ADD:
+		if (w->remote_addr & 7) {
+			resp = SXRC_RESP_ERR;
+			status = SXRC_WC_REM_INV_REQ_ERR;
+			break;
+		}
+		if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_ATOMIC, 8)) {
+			resp = SXRC_RESP_ERR;
+			status = SXRC_WC_REM_ACCESS_ERR;
+			break;
+		}
+		sxrc_atomic_reply(s);
+		break;
+	}
+
+	switch (resp) {
+	case SXRC_RESP_OK:
+	case SXRC_RESP_DROPPED:
+		break;
+	case SXRC_RESP_RNR:
+		res->rnr_timer = READ_ONCE(dest->attr.min_rnr_timer);
+		sxrc_obj_drop(&dest->obj);
+		return SXRC_WAIT_RNR;
+	case SXRC_RESP_ERR:
+		if (!rc)
+			break;	/* UC: the responder drops, the sender is done */
+		res->status = status;
+		/* An access or request error fails the responder too. */
+		if (status == SXRC_WC_REM_ACCESS_ERR)
+			sxrc_responder_error(dest, SXRC_EVENT_QP_ACCESS_ERR);
+		else if (status == SXRC_WC_REM_INV_REQ_ERR)
+			sxrc_responder_error(dest, SXRC_EVENT_QP_REQ_ERR);
+		break;
+	}
+	sxrc_obj_drop(&dest->obj);
+	return SXRC_DONE;
+}
+
+/* Is @opcode something a QP of @type may post? */
+static bool sxrc_opcode_ok(u32 type, u32 opcode)
+{
+	switch (opcode) {
+	case SXRC_WR_SEND:
+	case SXRC_WR_SEND_WITH_IMM:
+		return true;
+	case SXRC_WR_RDMA_WRITE:
+	case SXRC_WR_RDMA_WRITE_WITH_IMM:
+	case SXRC_WR_SEND_WITH_INV:
+	case SXRC_WR_LOCAL_INV:
+		return type != SXRC_QPT_UD;
+	case SXRC_WR_RDMA_READ:
+	case SXRC_WR_ATOMIC_CMP_AND_SWP:
+	case SXRC_WR_ATOMIC_FETCH_AND_ADD:
+		return type == SXRC_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Read the head WQE into s->wqe and check it; resolve its local list
+ * into s->local.  Returns 0 or the completion status of a local error.
+ */
+static u32 sxrc_wqe_prepare(struct sxrc_qp *qp, void *slot,
+			    struct sxrc_scratch *s)
+{
+	struct sxrc_send_wqe *w = &s->wqe;
+	bool atomic, read;
+	u32 n, access = 0;
+
+	memcpy(w, slot, sizeof(*w));
+	sxrc_sgl_init(&s->local);
+
+	if (!sxrc_opcode_ok(qp->type, w->opcode) ||
+	    (w->send_flags & ~SXRC_SEND_FLAGS_ALL))
+		return SXRC_WC_LOC_QP_OP_ERR;
+	if (w->opcode == SXRC_WR_LOCAL_INV)
+		return 0;
+	atomic = w->opcode == SXRC_WR_ATOMIC_CMP_AND_SWP ||
+		 w->opcode == SXRC_WR_ATOMIC_FETCH_AND_ADD;
+	read = w->opcode == SXRC_WR_RDMA_READ;
+	n = w->num_sge;
+
+	if (w->send_flags & SXRC_SEND_INLINE) {
+		if (atomic || read || n > qp->cap.max_inline_data)
+			return SXRC_WC_LOC_QP_OP_ERR;
+		if (n)
+			sxrc_sgl_add_kbuf(&s->local, slot + sizeof(*w), n);
+	} else {
+		if (n > qp->sq.max_sge)
+			return SXRC_WC_LOC_QP_OP_ERR;
+		memcpy(s->sge, slot + sizeof(*w), n * sizeof(*s->sge));
+		/* Reads and atomics write into local memory. */
+		if (atomic || read)
+			access = SXRC_ACCESS_LOCAL_WRITE;
+		if (sxrc_local_sgl(qp, s->sge, n, access, &s->local))
+			return SXRC_WC_LOC_PROT_ERR;
+	}
+	if (s->local.total > SXRC_MAX_MSG ||
+	    (atomic && s->local.total != sizeof(u64)) ||
+	    (qp->type == SXRC_QPT_UD && s->local.total > SXRC_UD_MTU))
+		return SXRC_WC_LOC_LEN_ERR;
+	return 0;
+}
+
+static enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,
+					  struct sxrc_scratch *s,
+					  struct sxrc_result *res)
+{
+	enum sxrc_outcome out = SXRC_DONE;
+	u32 status;
+
+	memset(res, 0, sizeof(*res));
+	status = sxrc_wqe_prepare(qp, slot, s);
+	if (status) {
+		res->status = status;
+	} else if (s->wqe.opcode == SXRC_WR_LOCAL_INV) {
+		res->status = sxrc_invalidate(qp->obj.ctx->dev, qp->pd,
+					      s->wqe.imm_data) ?
+			      SXRC_WC_LOC_PROT_ERR : SXRC_WC_SUCCESS;
+	} else if (qp->type == SXRC_QPT_UD) {
+		out = sxrc_exec_ud(qp, s, res);
+	} else {
+		out = sxrc_exec_connected(qp, s, res);
+	}
+	sxrc_sgl_release(&s->local);
+	return out;
+}
+
+/* IBTA RNR NAK timer values, in microseconds (code 0 is the longest). */
+static const u32 sxrc_rnr_usec[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/* The ack timeout: 4.096 us << timeout; 0 is "infinite", waited in 1 s steps. */
+static unsigned long sxrc_ack_timeout(u8 timeout)
+{
+	u64 usec = timeout ? 4096ULL << min_t(u8, timeout, 31) : 1000000000ULL;
+
+	return max_t(unsigned long, usecs_to_jiffies(div_u64(usec, 1000)), 1);
+}
+
+static void sxrc_reset_retries(struct sxrc_qp *qp)
+{
+	qp->rnr_left = qp->attr.rnr_retry;
+	qp->retry_left = qp->attr.retry_cnt;
+}
+
+/* The QP (re)enters RTS: a fresh retry budget; sq_mutex is held. */
+void sxrc_qp_engine_ready(struct sxrc_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_mutex);
+	sxrc_reset_retries(qp);
+	qp->stalled = false;
+}
+
+/*
+ * Execute the send queue until it is empty, must wait, or fails.  Called
+ * with qp->sq_mutex held, from the doorbell or the retry work.
+ */
+static void sxrc_sq_process(struct sxrc_qp *qp)
+{
+	struct sxrc_ring *ring = qp->sq.ring;
+	struct sxrc_ring_hdr *hdr = sxrc_ring_hdr(ring);
+	struct sxrc_scratch *s = NULL;
+	struct sxrc_result res;
+	u32 prod, state;
+
+	lockdep_assert_held(&qp->sq_mutex);
+	for (;;) {
+		enum sxrc_outcome out;
+		bool signaled;
+
+		state = READ_ONCE(qp->attr.qp_state);
+		if (state == SXRC_QPS_ERR) {
+			sxrc_qp_flush_locked(qp);
+			break;
+		}
+		if (state != SXRC_QPS_RTS || qp->stalled)
+			break;
+		/* Pairs with the library's store-release of prod. */
+		prod = smp_load_acquire(&hdr->prod);
+		if (prod == qp->sq.cons)
+			break;
+		if (prod - qp->sq.cons > ring->entries) {
+			/* A corrupt ring fails this QP, nothing else. */
+			if (sxrc_qp_set_error(qp))
+				sxrc_obj_event(&qp->obj, SXRC_EVENT_QP_FATAL);
+			continue;
+		}
+		if (!s) {
+			s = kmalloc(sizeof(*s), GFP_KERNEL);
+			if (!s) {
+				/* Try again later rather than fail. */
+				sxrc_qp_schedule(qp, 1);
+				break;
+			}
+		}
+
+		out = sxrc_wqe_execute(qp, sxrc_ring_slot(ring, qp->sq.cons),
+				       s, &res);
+		if (out == SXRC_WAIT_RNR) {
+			atomic64_inc(&qp->stats.rnr_retries);
+			if (qp->attr.rnr_retry != 7 && !qp->rnr_left--) {
+				res.status = SXRC_WC_RNR_RETRY_EXC_ERR;
+			} else {
+				u32 usec = sxrc_rnr_usec[res.rnr_timer & 31];
+
+				qp->stalled = true;
+				sxrc_qp_schedule(qp, max_t(unsigned long, 1,
+							   usecs_to_jiffies(usec)));
+				break;
+			}
+		} else if (out == SXRC_WAIT_LOST) {
+			atomic64_inc(&qp->stats.retries);
+			if (qp->attr.timeout && !qp->retry_left--) {
+				res.status = SXRC_WC_RETRY_EXC_ERR;
+			} else {
+				qp->stalled = true;
+				sxrc_qp_schedule(qp,
+						 sxrc_ack_timeout(qp->attr.timeout));
+				break;
+			}
+		}
+
+		/* Done with this WQE, one way or the other. */
+		signaled = qp->sq_sig_all ||
+			   (s->wqe.send_flags & SXRC_SEND_SIGNALED);
+		if (signaled || res.status != SXRC_WC_SUCCESS) {
+			struct sxrc_cqe cqe = {
+				.wr_id = s->wqe.wr_id,
+				.status = res.status,
+				.opcode = sxrc_wc_opcode(s->wqe.opcode),
+				.byte_len = res.byte_len,
+				.qp_num = qp->qpn,
+			};
+
+			sxrc_cq_post(qp->send_cq, &cqe);
+		}
+		qp->sq.cons++;
+		/* The slot is done: pairs with the library's load-acquire. */
+		smp_store_release(&hdr->cons, qp->sq.cons);
+		sxrc_reset_retries(qp);
+		if (res.status != SXRC_WC_SUCCESS) {
+			sxrc_qp_set_error(qp);
+			continue;	/* flushes the rest */
+		}
+		atomic64_inc(&qp->stats.send_wqes);
+		atomic64_add(res.byte_len, &qp->stats.send_bytes);
+	}
+	kfree(s);
+}
+
+/* The doorbell. */
+void sxrc_sq_run(struct sxrc_qp *qp)
+{
+	mutex_lock(&qp->sq_mutex);
+	sxrc_sq_process(qp);
+	mutex_unlock(&qp->sq_mutex);
+}
+
+static void sxrc_retry_work(struct work_struct *work)
+{
+	struct sxrc_qp *qp = container_of(to_delayed_work(work),
+					  struct sxrc_qp, retry_work);
+
+	mutex_lock(&qp->sq_mutex);
+	qp->stalled = false;
+	sxrc_sq_process(qp);
+	mutex_unlock(&qp->sq_mutex);
+}
+
+void sxrc_qp_init_engine(struct sxrc_qp *qp)
+{
+	mutex_init(&qp->sq_mutex);
+	spin_lock_init(&qp->rq_lock);
+	INIT_DELAYED_WORK(&qp->retry_work, sxrc_retry_work);
+}
+
+/* The QP is being destroyed: no more work runs on it after this. */
+void sxrc_qp_stop_engine(struct sxrc_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->dead = true;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	cancel_delayed_work_sync(&qp->retry_work);
+	/* Wait for a doorbell still running on it. */
+	mutex_lock(&qp->sq_mutex);
+	mutex_unlock(&qp->sq_mutex);
+}
