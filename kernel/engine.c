@@ -56,7 +56,11 @@ struct sxrc_sgl {
 	u64 total;
 };
 
-/* Per-doorbell scratch: too big for the stack. */
+/*
+ * Scratch space of a send queue: too big for the stack, and allocated
+ * once per QP (lazily, under sq_mutex) rather than per doorbell:
+ * kernels with init_on_alloc would clear it on every call.
+ */
 struct sxrc_scratch {
 	struct sxrc_send_wqe wqe;
 	struct sxrc_sge sge[SXRC_MAX_SGE];
@@ -258,6 +262,27 @@ static void sxrc_cursor_unmap(void *addr, struct page *page)
 		kunmap_local(addr);
 }
 
+/*
+ * The bulk copy.  On x86-64 a string move of quadwords: as fast as the
+ * kernel's memcpy() on hardware, and several times faster where a byte
+ * string move (what memcpy() picks on ERMS/FSRM CPUs) is slow, such as
+ * under emulation.
+ */
+static void sxrc_memcpy(void *dst, const void *src, size_t len)
+{
+#ifdef CONFIG_X86_64
+	size_t qwords = len / 8;
+
+	if (qwords >= 8) {
+		asm volatile("rep movsq"
+			     : "+D" (dst), "+S" (src), "+c" (qwords)
+			     : : "memory");
+		len &= 7;
+	}
+#endif
+	memcpy(dst, src, len);
+}
+
 /* Copy @len bytes from @src to @dst; both must hold that many. */
 static void sxrc_copy(struct sxrc_cursor *dst, struct sxrc_cursor *src,
 		      u64 len)
@@ -270,7 +295,7 @@ static void sxrc_copy(struct sxrc_cursor *dst, struct sxrc_cursor *src,
 		d = sxrc_cursor_map(dst, &davail, &dpage);
 		s = sxrc_cursor_map(src, &savail, &spage);
 		n = min3((u64)davail, (u64)savail, len);
-		memcpy(d, s, n);
+		sxrc_memcpy(d, s, n);
 		sxrc_cursor_unmap(s, spage);
 		sxrc_cursor_unmap(d, dpage);
 		dst->pos += n;
@@ -1098,7 +1123,7 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 {
 	struct sxrc_ring *ring = qp->sq.ring;
 	struct sxrc_ring_hdr *hdr = sxrc_ring_hdr(ring);
-	struct sxrc_scratch *s = NULL;
+	struct sxrc_scratch *s = qp->scratch;
 	struct sxrc_result res;
 	u32 prod, state;
 
@@ -1125,12 +1150,13 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 			continue;
 		}
 		if (!s) {
-			s = kmalloc(sizeof(*s), GFP_KERNEL);
+			s = kmalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 			if (!s) {
 				/* Try again later rather than fail. */
 				sxrc_qp_schedule(qp, 1);
 				break;
 			}
+			qp->scratch = s;
 		}
 
 		out = sxrc_wqe_execute(qp, sxrc_ring_slot(ring, qp->sq.cons),
@@ -1184,7 +1210,6 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 		atomic64_inc(&qp->stats.send_wqes);
 		atomic64_add(res.byte_len, &qp->stats.send_bytes);
 	}
-	kfree(s);
 }
 
 /* The doorbell. */

@@ -133,6 +133,7 @@ static void sxrc_qp_release(struct sxrc_obj *obj)
 	sxrc_obj_drop(&qp->recv_cq->obj);
 	sxrc_obj_drop(&qp->send_cq->obj);
 	sxrc_obj_drop(&qp->pd->obj);
+	kfree(qp->scratch);
 	/* QP numbers are looked up under RCU. */
 	kfree_rcu(qp, rcu);
 }

@@ -411,6 +411,8 @@ static inline struct sxrc_srq *to_sxrc_srq(struct sxrc_obj *obj)
  * @rnr_left: RNR retries left for the head WQE (under @sq_mutex)
  * @retry_left: transport retries left for the head WQE (under @sq_mutex)
  * @dead: destroyed; no new work is scheduled (under @lock)
+ * @scratch: the engine's working memory for this send queue (under
+ *	@sq_mutex), allocated on first use
  * @stats: counters for the resource view
  * @rcu: freed after a grace period: QP numbers are looked up under RCU
  */
@@ -436,6 +438,7 @@ struct sxrc_qp {
 	u8 rnr_left;
 	u8 retry_left;
 	bool dead;
+	void *scratch;
 	struct {
 		atomic64_t send_wqes;
 		atomic64_t send_bytes;
