@@ -36,9 +36,9 @@ static bool sxrc_channel_pending(struct sxrc_channel *ch)
 {
 	bool pending;
 
-	spin_lock_irq(&ch->lock);
+	spin_lock(&ch->lock);
 	pending = !list_empty(&ch->ready);
-	spin_unlock_irq(&ch->lock);
+	spin_unlock(&ch->lock);
 	return pending;
 }
 
@@ -64,11 +64,11 @@ static ssize_t sxrc_channel_read(struct file *file, char __user *buf,
 	}
 
 	while (done + sizeof(rec) <= len) {
-		spin_lock_irq(&ch->lock);
+		spin_lock(&ch->lock);
 		cq = list_first_entry_or_null(&ch->ready, struct sxrc_cq,
 					      ev_entry);
 		if (!cq) {
-			spin_unlock_irq(&ch->lock);
+			spin_unlock(&ch->lock);
 			break;
 		}
 		list_del_init(&cq->ev_entry);
@@ -80,7 +80,7 @@ static ssize_t sxrc_channel_read(struct file *file, char __user *buf,
 		 */
 		atomic_inc(&cq->comp_events);
 		kref_get(&cq->obj.ref);
-		spin_unlock_irq(&ch->lock);
+		spin_unlock(&ch->lock);
 
 		if (copy_to_user(buf + done, &rec, sizeof(rec))) {
 			atomic_dec(&cq->comp_events);
@@ -177,15 +177,14 @@ static struct sxrc_channel *sxrc_channel_get(struct sxrc_dev *dev, int fd)
 static void sxrc_channel_notify(struct sxrc_cq *cq)
 {
 	struct sxrc_channel *ch = cq->channel;
-	unsigned long flags;
 
 	if (!ch)
 		return;
 	/* An event already waiting for this CQ covers this one too. */
-	spin_lock_irqsave(&ch->lock, flags);
+	spin_lock(&ch->lock);
 	if (list_empty(&cq->ev_entry))
 		list_add_tail(&cq->ev_entry, &ch->ready);
-	spin_unlock_irqrestore(&ch->lock, flags);
+	spin_unlock(&ch->lock);
 	wake_up_interruptible(&ch->wait);
 }
 
@@ -198,7 +197,9 @@ static void sxrc_channel_notify(struct sxrc_cq *cq)
  * @cq: the CQ
  * @cqe: the completion
  *
- * May be called from any context.  Fires the channel if the CQ is armed
+ * Runs in process context (a doorbell, a work item) and does not sleep;
+ * none of the data path's locks is taken from interrupts, so none
+ * disables them.  Fires the channel if the CQ is armed
  * for this completion.  A full ring (or a consumer index the library
  * moved past the producer) is an overrun: the CQ stops producing, is
  * marked SXRC_RING_ERROR and IBV_EVENT_CQ_ERR is raised.
@@ -209,12 +210,11 @@ int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe)
 {
 	bool notify = false, overrun = false;
 	struct sxrc_ring_hdr *hdr;
-	unsigned long flags;
 	u32 cons, arm;
 
-	spin_lock_irqsave(&cq->lock, flags);
+	spin_lock(&cq->lock);
 	if (cq->error) {
-		spin_unlock_irqrestore(&cq->lock, flags);
+		spin_unlock(&cq->lock);
 		return -ENOSPC;
 	}
 	hdr = sxrc_ring_hdr(cq->ring);
@@ -241,7 +241,7 @@ int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe)
 		    cmpxchg(&hdr->arm, arm, SXRC_CQ_ARM_NONE) == arm)
 			notify = true;
 	}
-	spin_unlock_irqrestore(&cq->lock, flags);
+	spin_unlock(&cq->lock);
 
 	if (overrun) {
 		sxrc_obj_event(&cq->obj, SXRC_EVENT_CQ_ERR);
@@ -258,9 +258,9 @@ static void sxrc_cq_destroy_obj(struct sxrc_obj *obj)
 	struct sxrc_channel *ch = cq->channel;
 
 	if (ch) {
-		spin_lock_irq(&ch->lock);
+		spin_lock(&ch->lock);
 		list_del_init(&cq->ev_entry);
-		spin_unlock_irq(&ch->lock);
+		spin_unlock(&ch->lock);
 	}
 	sxrc_ring_unmap(obj->ctx, cq->ring);
 }
@@ -390,7 +390,7 @@ int sxrc_cq_resize(struct sxrc_call *call)
 		goto out_put;
 	}
 
-	spin_lock_irq(&cq->lock);
+	spin_lock(&cq->lock);
 	old = cq->ring;
 	hdr = sxrc_ring_hdr(old);
 	/* Pairs with the library's store-release of cons. */
@@ -398,7 +398,7 @@ int sxrc_cq_resize(struct sxrc_call *call)
 	n = cq->prod - cons;
 	if (n > old->entries || n > entries) {
 		/* Corrupt index, or more queued than the new size holds. */
-		spin_unlock_irq(&cq->lock);
+		spin_unlock(&cq->lock);
 		sxrc_ring_unmap(call->ctx, ring);
 		sxrc_ring_put(ring);
 		ret = -EINVAL;
@@ -412,7 +412,7 @@ int sxrc_cq_resize(struct sxrc_call *call)
 	sxrc_ring_hdr(ring)->flags = READ_ONCE(hdr->flags);
 	cq->prod = n;
 	cq->ring = ring;
-	spin_unlock_irq(&cq->lock);
+	spin_unlock(&cq->lock);
 
 	sxrc_ring_unmap(call->ctx, old);
 	sxrc_ring_put(old);

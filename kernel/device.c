@@ -325,8 +325,72 @@ static const struct attribute_group sxrc_obj_group = {
 	.attrs = sxrc_obj_attrs,
 };
 
+/* counters/: the device's data path counters (enum sxrc_stat). */
+static ssize_t sxrc_counter_show(struct device *d,
+				 struct device_attribute *attr, char *buf)
+{
+	struct dev_ext_attribute *ea =
+		container_of(attr, struct dev_ext_attribute, attr);
+	unsigned long stat = (unsigned long)ea->var;
+
+	return sysfs_emit(buf, "%lld\n",
+			  (long long)atomic64_read(&to_sxrc_dev(d)->stats.c[stat]));
+}
+
+static struct dev_ext_attribute dev_attr_send_wqes = {
+	__ATTR(send_wqes, 0444, sxrc_counter_show, NULL),
+	(void *)SXRC_STAT_SEND_WQES
+};
+
+static struct dev_ext_attribute dev_attr_send_bytes = {
+	__ATTR(send_bytes, 0444, sxrc_counter_show, NULL),
+	(void *)SXRC_STAT_SEND_BYTES
+};
+
+static struct dev_ext_attribute dev_attr_recv_wqes = {
+	__ATTR(recv_wqes, 0444, sxrc_counter_show, NULL),
+	(void *)SXRC_STAT_RECV_WQES
+};
+
+static struct dev_ext_attribute dev_attr_recv_bytes = {
+	__ATTR(recv_bytes, 0444, sxrc_counter_show, NULL),
+	(void *)SXRC_STAT_RECV_BYTES
+};
+
+static struct dev_ext_attribute dev_attr_rnr_retries = {
+	__ATTR(rnr_retries, 0444, sxrc_counter_show, NULL),
+	(void *)SXRC_STAT_RNR_RETRIES
+};
+
+static struct dev_ext_attribute dev_attr_retries = {
+	__ATTR(retries, 0444, sxrc_counter_show, NULL),
+	(void *)SXRC_STAT_RETRIES
+};
+
+static struct dev_ext_attribute dev_attr_errors = {
+	__ATTR(errors, 0444, sxrc_counter_show, NULL),
+	(void *)SXRC_STAT_ERRORS
+};
+
+static struct attribute *sxrc_counter_attrs[] = {
+	&dev_attr_send_wqes.attr.attr,
+	&dev_attr_send_bytes.attr.attr,
+	&dev_attr_recv_wqes.attr.attr,
+	&dev_attr_recv_bytes.attr.attr,
+	&dev_attr_rnr_retries.attr.attr,
+	&dev_attr_retries.attr.attr,
+	&dev_attr_errors.attr.attr,
+	NULL,
+};
+
+static const struct attribute_group sxrc_counter_group = {
+	.name = "counters",
+	.attrs = sxrc_counter_attrs,
+};
+
 const struct attribute_group *sxrc_dev_groups[] = {
 	&sxrc_dev_group,
 	&sxrc_obj_group,
+	&sxrc_counter_group,
 	NULL,
 };

@@ -308,6 +308,13 @@ static void sxrc_copy(struct sxrc_cursor *dst, struct sxrc_cursor *src,
  * Queue pairs: lookup, errors, flushing
  */
 
+/* Count on the QP and on its device. */
+static void sxrc_count(struct sxrc_qp *qp, enum sxrc_stat stat, s64 n)
+{
+	atomic64_add(n, &qp->stats.c[stat]);
+	atomic64_add(n, &qp->obj.ctx->dev->stats.c[stat]);
+}
+
 /* The QP @qpn of @dev, with a reference, or NULL. */
 static struct sxrc_qp *sxrc_qp_lookup(struct sxrc_dev *dev, u32 qpn)
 {
@@ -393,11 +400,9 @@ static void sxrc_wq_flush(struct sxrc_qp *qp, struct sxrc_wq *wq,
 /* Flush the receive queue of a QP in the error state. */
 void sxrc_rq_flush(struct sxrc_qp *qp)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->rq_lock, flags);
+	spin_lock(&qp->rq_lock);
 	sxrc_wq_flush(qp, &qp->rq, qp->recv_cq, false);
-	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	spin_unlock(&qp->rq_lock);
 }
 
 /* Flush both queues of a QP in the error state; sq_mutex is held. */
@@ -417,18 +422,17 @@ void sxrc_qp_flush_locked(struct sxrc_qp *qp)
 static bool sxrc_qp_set_error(struct sxrc_qp *qp)
 {
 	bool changed = false;
-	unsigned long flags;
 
-	spin_lock_irqsave(&qp->lock, flags);
+	spin_lock(&qp->lock);
 	if (qp->attr.qp_state != SXRC_QPS_ERR) {
 		WRITE_ONCE(qp->attr.qp_state, SXRC_QPS_ERR);
 		qp->attr.cur_qp_state = SXRC_QPS_ERR;
 		changed = true;
 	}
-	spin_unlock_irqrestore(&qp->lock, flags);
+	spin_unlock(&qp->lock);
 	if (changed) {
 		sxrc_qp_mark_error(qp);
-		atomic64_inc(&qp->stats.errors);
+		sxrc_count(qp, SXRC_STAT_ERRORS, 1);
 	}
 	return changed;
 }
@@ -444,12 +448,10 @@ void sxrc_qp_mark_error(struct sxrc_qp *qp)
 /* Run (or flush) @qp's send queue from its work item, @delay from now. */
 static void sxrc_qp_schedule(struct sxrc_qp *qp, unsigned long delay)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->lock, flags);
+	spin_lock(&qp->lock);
 	if (!qp->dead)
 		mod_delayed_work(system_wq, &qp->retry_work, delay);
-	spin_unlock_irqrestore(&qp->lock, flags);
+	spin_unlock(&qp->lock);
 }
 
 void sxrc_qp_kick(struct sxrc_qp *qp)
@@ -493,11 +495,10 @@ static enum sxrc_pop sxrc_recv_pop(struct sxrc_qp *dest,
 	enum sxrc_pop ret = SXRC_POP_OK;
 	struct sxrc_ring_hdr *hdr;
 	bool limit_hit = false;
-	unsigned long flags;
 	u32 prod, n;
 	void *slot;
 
-	spin_lock_irqsave(lock, flags);
+	spin_lock(lock);
 	hdr = sxrc_ring_hdr(wq->ring);
 	/* Pairs with the library's store-release of prod. */
 	prod = smp_load_acquire(&hdr->prod);
@@ -526,7 +527,7 @@ static enum sxrc_pop sxrc_recv_pop(struct sxrc_qp *dest,
 		limit_hit = true;
 	}
 out:
-	spin_unlock_irqrestore(lock, flags);
+	spin_unlock(lock);
 	if (limit_hit)
 		sxrc_obj_event(&srq->obj, SXRC_EVENT_SRQ_LIMIT_REACHED);
 	return ret;
@@ -625,8 +626,8 @@ static void sxrc_recv_done(struct sxrc_qp *dest, struct sxrc_scratch *s,
 	rcqe->qp_num = dest->qpn;
 	rcqe->byte_len = byte_len;
 	sxrc_cq_post(dest->recv_cq, rcqe);
-	atomic64_inc(&dest->stats.recv_wqes);
-	atomic64_add(byte_len, &dest->stats.recv_bytes);
+	sxrc_count(dest, SXRC_STAT_RECV_WQES, 1);
+	sxrc_count(dest, SXRC_STAT_RECV_BYTES, byte_len);
 }
 
 /* Copy all of @src to the start of @dst, after skipping @skip bytes. */
@@ -873,13 +874,12 @@ static enum sxrc_outcome sxrc_exec_connected(struct sxrc_qp *qp,
 	struct sxrc_dev *dev;
 	struct sxrc_qp *dest;
 	u32 status = 0, dqpn;
-	unsigned long flags;
 	u64 len = s->local.total;
 
-	spin_lock_irqsave(&qp->lock, flags);
+	spin_lock(&qp->lock);
 	ah = qp->attr.ah_attr;
 	dqpn = qp->attr.dest_qp_num;
-	spin_unlock_irqrestore(&qp->lock, flags);
+	spin_unlock(&qp->lock);
 
 	dev = sxrc_ah_dev(&ah);
 	dest = dev ? sxrc_qp_lookup(dev, dqpn) : NULL;
@@ -1162,7 +1162,7 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 		out = sxrc_wqe_execute(qp, sxrc_ring_slot(ring, qp->sq.cons),
 				       s, &res);
 		if (out == SXRC_WAIT_RNR) {
-			atomic64_inc(&qp->stats.rnr_retries);
+			sxrc_count(qp, SXRC_STAT_RNR_RETRIES, 1);
 			if (qp->attr.rnr_retry != 7 && !qp->rnr_left--) {
 				res.status = SXRC_WC_RNR_RETRY_EXC_ERR;
 			} else {
@@ -1174,7 +1174,7 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 				break;
 			}
 		} else if (out == SXRC_WAIT_LOST) {
-			atomic64_inc(&qp->stats.retries);
+			sxrc_count(qp, SXRC_STAT_RETRIES, 1);
 			if (qp->attr.timeout && !qp->retry_left--) {
 				res.status = SXRC_WC_RETRY_EXC_ERR;
 			} else {
@@ -1207,8 +1207,8 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 			sxrc_qp_set_error(qp);
 			continue;	/* flushes the rest */
 		}
-		atomic64_inc(&qp->stats.send_wqes);
-		atomic64_add(res.byte_len, &qp->stats.send_bytes);
+		sxrc_count(qp, SXRC_STAT_SEND_WQES, 1);
+		sxrc_count(qp, SXRC_STAT_SEND_BYTES, res.byte_len);
 	}
 }
 
@@ -1241,11 +1241,9 @@ void sxrc_qp_init_engine(struct sxrc_qp *qp)
 /* The QP is being destroyed: no more work runs on it after this. */
 void sxrc_qp_stop_engine(struct sxrc_qp *qp)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->lock, flags);
+	spin_lock(&qp->lock);
 	qp->dead = true;
-	spin_unlock_irqrestore(&qp->lock, flags);
+	spin_unlock(&qp->lock);
 	cancel_delayed_work_sync(&qp->retry_work);
 	/* Wait for a doorbell still running on it. */
 	mutex_lock(&qp->sq_mutex);

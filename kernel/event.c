@@ -50,7 +50,8 @@ void sxrc_ctx_events_flush(struct sxrc_ctx *ctx)
  * @element: port number or user cookie
  * @obj: the object the event is about, or NULL
  *
- * May be called from any context that can allocate with GFP_ATOMIC.  A
+ * Does not sleep (it runs under the data path's spinlocks' callers); it
+ * is never called from interrupts.  A
  * full queue, or a failed allocation, drops the event and marks the next
  * delivered record with SXRC_ASYNC_FLAG_OVERFLOW.
  */
@@ -58,19 +59,18 @@ void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
 		      u64 element, struct sxrc_obj *obj)
 {
 	struct sxrc_event *ev;
-	unsigned long flags;
 
 	ev = kzalloc(sizeof(*ev), GFP_ATOMIC);
 
-	spin_lock_irqsave(&ctx->ev_lock, flags);
+	spin_lock(&ctx->ev_lock);
 	if (ctx->closed) {
-		spin_unlock_irqrestore(&ctx->ev_lock, flags);
+		spin_unlock(&ctx->ev_lock);
 		kfree(ev);
 		return;
 	}
 	if (!ev || ctx->ev_count >= SXRC_ASYNC_QUEUE_MAX) {
 		ctx->ev_overflow = true;
-		spin_unlock_irqrestore(&ctx->ev_lock, flags);
+		spin_unlock(&ctx->ev_lock);
 		kfree(ev);
 		return;
 	}
@@ -80,7 +80,7 @@ void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
 	ev->rec.element_type = element_type;
 	list_add_tail(&ev->entry, &ctx->ev_list);
 	ctx->ev_count++;
-	spin_unlock_irqrestore(&ctx->ev_lock, flags);
+	spin_unlock(&ctx->ev_lock);
 
 	wake_up_interruptible(&ctx->ev_wait);
 }
@@ -114,14 +114,14 @@ void sxrc_ctx_purge_events(struct sxrc_ctx *ctx, struct sxrc_obj *obj)
 	LIST_HEAD(dead);
 
 	mutex_lock(&ctx->ev_read_mutex);
-	spin_lock_irq(&ctx->ev_lock);
+	spin_lock(&ctx->ev_lock);
 	list_for_each_entry_safe(ev, tmp, &ctx->ev_list, entry) {
 		if (ev->obj != obj)
 			continue;
 		list_move(&ev->entry, &dead);
 		ctx->ev_count--;
 	}
-	spin_unlock_irq(&ctx->ev_lock);
+	spin_unlock(&ctx->ev_lock);
 	mutex_unlock(&ctx->ev_read_mutex);
 
 	list_for_each_entry_safe(ev, tmp, &dead, entry)
@@ -132,9 +132,9 @@ static bool sxrc_events_pending(struct sxrc_ctx *ctx)
 {
 	bool pending;
 
-	spin_lock_irq(&ctx->ev_lock);
+	spin_lock(&ctx->ev_lock);
 	pending = !list_empty(&ctx->ev_list);
-	spin_unlock_irq(&ctx->ev_lock);
+	spin_unlock(&ctx->ev_lock);
 	return pending;
 }
 
@@ -163,11 +163,11 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 
 	mutex_lock(&ctx->ev_read_mutex);
 	while (done + rec_size <= len) {
-		spin_lock_irq(&ctx->ev_lock);
+		spin_lock(&ctx->ev_lock);
 		ev = list_first_entry_or_null(&ctx->ev_list, struct sxrc_event,
 					      entry);
 		if (!ev) {
-			spin_unlock_irq(&ctx->ev_lock);
+			spin_unlock(&ctx->ev_lock);
 			break;
 		}
 		list_del(&ev->entry);
@@ -178,16 +178,16 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 			ev->rec.flags |= SXRC_ASYNC_FLAG_OVERFLOW;
 			ctx->ev_overflow = false;
 		}
-		spin_unlock_irq(&ctx->ev_lock);
+		spin_unlock(&ctx->ev_lock);
 
 		if (copy_to_user(buf + done, &ev->rec, rec_size)) {
 			/* Put it back so the event is not lost. */
-			spin_lock_irq(&ctx->ev_lock);
+			spin_lock(&ctx->ev_lock);
 			if (ev->obj)
 				atomic_dec(&ev->obj->async_events);
 			list_add(&ev->entry, &ctx->ev_list);
 			ctx->ev_count++;
-			spin_unlock_irq(&ctx->ev_lock);
+			spin_unlock(&ctx->ev_lock);
 			mutex_unlock(&ctx->ev_read_mutex);
 			return done ? done : -EFAULT;
 		}

@@ -445,25 +445,25 @@ int sxrc_qp_modify(struct sxrc_call *call)
 
 	/* No WQE runs while the state changes (several modifiers race). */
 	mutex_lock(&qp->sq_mutex);
-	spin_lock_irq(&qp->lock);
+	spin_lock(&qp->lock);
 	cur = qp->attr.qp_state;
 	next = mask & SXRC_QP_STATE ? a->qp_state : cur;
 	if (((mask & SXRC_QP_CUR_STATE) && a->cur_qp_state != cur) ||
 	    !sxrc_qp_transition_ok(qp->type, cur, next, mask)) {
-		spin_unlock_irq(&qp->lock);
+		spin_unlock(&qp->lock);
 		ret = -EINVAL;
 		goto out_unlock;
 	}
 	sxrc_qp_apply(&qp->attr, a, mask);
 	WRITE_ONCE(qp->attr.qp_state, next);
 	qp->attr.cur_qp_state = next;
-	spin_unlock_irq(&qp->lock);
+	spin_unlock(&qp->lock);
 
 	if (next == SXRC_QPS_RESET && cur != SXRC_QPS_RESET) {
 		sxrc_wq_reset(&qp->sq);
-		spin_lock_irq(&qp->rq_lock);
+		spin_lock(&qp->rq_lock);
 		sxrc_wq_reset(&qp->rq);
-		spin_unlock_irq(&qp->rq_lock);
+		spin_unlock(&qp->rq_lock);
 	} else if (next == SXRC_QPS_ERR && cur != SXRC_QPS_ERR) {
 		sxrc_qp_mark_error(qp);
 		sxrc_qp_flush_locked(qp);
@@ -502,9 +502,9 @@ int sxrc_qp_query(struct sxrc_call *call)
 		return PTR_ERR(obj);
 	qp = to_sxrc_qp(obj);
 
-	spin_lock_irq(&qp->lock);
+	spin_lock(&qp->lock);
 	out->attr = qp->attr;
-	spin_unlock_irq(&qp->lock);
+	spin_unlock(&qp->lock);
 	out->attr.cap = qp->cap;
 	out->qp_type = qp->type;
 	out->sq_sig_all = qp->sq_sig_all;

@@ -141,9 +141,9 @@ int sxrc_srq_modify(struct sxrc_call *call)
 	if (in->srq_limit > srq->max_wr) {
 		ret = -EINVAL;
 	} else {
-		spin_lock_irq(&srq->lock);
+		spin_lock(&srq->lock);
 		srq->limit = in->srq_limit;
-		spin_unlock_irq(&srq->lock);
+		spin_unlock(&srq->lock);
 	}
 	sxrc_obj_put(obj);
 	return ret;
@@ -166,9 +166,9 @@ int sxrc_srq_query(struct sxrc_call *call)
 	out->handle = in->handle;
 	out->max_wr = srq->max_wr;
 	out->max_sge = srq->wq.max_sge;
-	spin_lock_irq(&srq->lock);
+	spin_lock(&srq->lock);
 	out->srq_limit = srq->limit;
-	spin_unlock_irq(&srq->lock);
+	spin_unlock(&srq->lock);
 	sxrc_obj_put(obj);
 	return 0;
 }

@@ -50,6 +50,32 @@ enum sxrc_obj_type {
 };
 
 /**
+ * enum sxrc_stat - data path counters, kept per QP and per device
+ * @SXRC_STAT_SEND_WQES: send WQEs completed successfully
+ * @SXRC_STAT_SEND_BYTES: bytes they moved
+ * @SXRC_STAT_RECV_WQES: receive WQEs completed successfully
+ * @SXRC_STAT_RECV_BYTES: bytes they received
+ * @SXRC_STAT_RNR_RETRIES: RNR NAKs waited out
+ * @SXRC_STAT_RETRIES: lost messages (peer absent or not ready) waited out
+ * @SXRC_STAT_ERRORS: transitions to the error state
+ * @SXRC_NUM_STATS: how many
+ */
+enum sxrc_stat {
+	SXRC_STAT_SEND_WQES,
+	SXRC_STAT_SEND_BYTES,
+	SXRC_STAT_RECV_WQES,
+	SXRC_STAT_RECV_BYTES,
+	SXRC_STAT_RNR_RETRIES,
+	SXRC_STAT_RETRIES,
+	SXRC_STAT_ERRORS,
+	SXRC_NUM_STATS,
+};
+
+struct sxrc_stats {
+	atomic64_t c[SXRC_NUM_STATS];
+};
+
+/**
  * struct sxrc_dev - one softxrc device, /dev/softxrcN
  * @misc: the character device; its this_device carries the sysfs files
  * @index: N
@@ -70,6 +96,7 @@ enum sxrc_obj_type {
  * @srq_next: where the cyclic SRQN allocation goes on
  * @mcast_lock: protects @mcast_list
  * @mcast_list: multicast attachments (struct sxrc_mcast)
+ * @stats: the device's data path counters (sums over its QPs)
  */
 struct sxrc_dev {
 	struct miscdevice misc;
@@ -91,6 +118,7 @@ struct sxrc_dev {
 	u32 srq_next;
 	struct mutex mcast_lock;	/* protects mcast_list */
 	struct list_head mcast_list;
+	struct sxrc_stats stats;
 };
 
 struct sxrc_ctx;
@@ -439,15 +467,7 @@ struct sxrc_qp {
 	u8 retry_left;
 	bool dead;
 	void *scratch;
-	struct {
-		atomic64_t send_wqes;
-		atomic64_t send_bytes;
-		atomic64_t recv_wqes;
-		atomic64_t recv_bytes;
-		atomic64_t rnr_retries;
-		atomic64_t retries;
-		atomic64_t errors;
-	} stats;
+	struct sxrc_stats stats;
 	struct rcu_head rcu;
 };
 

@@ -299,9 +299,9 @@ static int sxrc_release(struct inode *inode, struct file *file)
 	sxrc_ctx_destroy_objects(ctx);
 	WARN_ON_ONCE(!xa_empty(&ctx->mmaps));
 	xa_destroy(&ctx->mmaps);
-	spin_lock_irq(&ctx->ev_lock);
+	spin_lock(&ctx->ev_lock);
 	ctx->closed = true;
-	spin_unlock_irq(&ctx->ev_lock);
+	spin_unlock(&ctx->ev_lock);
 	atomic_dec(&dev->nctx);
 	sxrc_ctx_put(ctx);
 	return 0;
