@@ -3,15 +3,18 @@
  * sxrc_bench_memcpy: memcpy bandwidth of this machine, the yardstick the
  * other benchmarks are compared with.
  *
- *   sxrc_bench_memcpy [-b BLOCK]... [-t SECONDS] [-l LABEL] [-j]
+ *   sxrc_bench_memcpy [-b BLOCK[,BLOCK...]]... [-t SECONDS] [-l LABEL] [-j]
  *
- * For each block size (default 64K and 1M) one block is copied from a
- * source to a destination buffer (both faulted in, cache-warm) over and
- * over for about SECONDS (default 0.5), after a short warm-up; the best
- * of 3 such runs is reported in GB/s (10^9 bytes per second).
+ * For each block size (default 64K and 1M; -b may be repeated and takes
+ * comma-separated lists, sizes with K/M/G suffixes, up to 16 in all) one
+ * block is copied from a source to a destination buffer (both faulted in,
+ * cache-warm) over and over for about SECONDS (default 0.5), after a short
+ * warm-up; the best of 3 such runs is reported in GB/s (10^9 bytes per
+ * second) and as the time of one copy (microseconds).
  * With -j, one JSON line per block size (LABEL, default "glibc", names the
  * variant measured, e.g. when GLIBC_TUNABLES steers glibc's memcpy):
- *   {"bench":"memcpy","variant":"glibc","block":65536,"gbps":3.512,...}
+ *   {"bench":"memcpy","variant":"glibc","block":65536,"gbps":3.512,
+ *    "us":18.661,...}
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,11 +42,12 @@ static void usage(int status) __attribute__((noreturn));
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-		"usage: sxrc_bench_memcpy [-b BLOCK]... [-t SECONDS] [-l LABEL] [-j]\n");
+		"usage: sxrc_bench_memcpy [-b BLOCK[,BLOCK...]]... [-t SECONDS] [-l LABEL] [-j]\n");
 	exit(status);
 }
 
-static size_t parse_size(const char *s)
+/* One size at s (ending at ',' or the end); *next: past it and its ','. */
+static size_t parse_size(const char *s, const char **next)
 {
 	char *end;
 	unsigned long long v;
@@ -57,7 +61,10 @@ static size_t parse_size(const char *s)
 	case 'm': case 'M': v <<= 20; end++; break;
 	case 'g': case 'G': v <<= 30; end++; break;
 	}
-	if (*end || !v)
+	if ((*end && *end != ',') || !v)
+		usage(1);
+	*next = *end ? end + 1 : end;
+	if (*end && !**next)
 		usage(1);
 	return v;
 }
@@ -112,9 +119,11 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "b:t:l:jh")) != -1) {
 		switch (opt) {
 		case 'b':
-			if (nblocks == MAX_BLOCKS)
-				usage(1);
-			blocks[nblocks++] = parse_size(optarg);
+			for (const char *p = optarg; *p; ) {
+				if (nblocks == MAX_BLOCKS)
+					usage(1);
+				blocks[nblocks++] = parse_size(p, &p);
+			}
 			break;
 		case 't':
 			secs = atof(optarg);
@@ -157,11 +166,13 @@ int main(int argc, char **argv)
 		}
 		if (json)
 			printf("{\"bench\":\"memcpy\",\"variant\":\"%s\",\"block\":%zu,"
-			       "\"gbps\":%.3f,\"copies\":%lu,\"seconds\":%.3f}\n",
-			       label, block, best / 1e9, best_n, best_t);
+			       "\"gbps\":%.3f,\"us\":%.4f,\"copies\":%lu,\"seconds\":%.3f}\n",
+			       label, block, best / 1e9, block / best * 1e6,
+			       best_n, best_t);
 		else
-			printf("memcpy (%s) %8zu B blocks: %8.3f GB/s (%lu copies in %.3f s)\n",
-			       label, block, best / 1e9, best_n, best_t);
+			printf("memcpy (%s) %8zu B blocks: %8.3f GB/s, %.4f us a copy (%lu copies in %.3f s)\n",
+			       label, block, best / 1e9, block / best * 1e6,
+			       best_n, best_t);
 		munmap(src, block);
 		munmap(dst, block);
 	}

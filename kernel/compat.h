@@ -17,4 +17,18 @@ static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 }
 #endif
 
+/*
+ * Read-only long-term pins.  Before 6.2 a pin without FOLL_WRITE may
+ * return a page the process does not own yet (the shared zero page, a
+ * page still shared copy-on-write): its later writes would land
+ * elsewhere and the MR would serve stale data.  Those kernels' own RDMA
+ * core pins read-only regions with FOLL_WRITE | FOLL_FORCE, breaking the
+ * sharing up front; 6.2 made plain read-only long-term pins reliable.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
+#define SXRC_FOLL_READONLY	(FOLL_WRITE | FOLL_FORCE)
+#else
+#define SXRC_FOLL_READONLY	0
+#endif
+
 #endif /* SXRC_COMPAT_H */

@@ -71,7 +71,8 @@ int sxrc_device_query(struct sxrc_call *call)
 	attr->max_inline_data = SXRC_MAX_INLINE;
 	attr->max_ah = sxrc_max_ah;
 	attr->atomic_cap = SXRC_ATOMIC_HCA;
-	attr->device_cap_flags |= SXRC_DEVICE_RC_RNR_NAK_GEN;
+	attr->device_cap_flags |= SXRC_DEVICE_RC_RNR_NAK_GEN | SXRC_DEVICE_XRC;
+	attr->max_xrcd = sxrc_max_xrcd;
 	attr->max_pkeys = SXRC_PKEY_TBL_LEN;
 	attr->local_ca_ack_delay = 15;
 	attr->phys_port_cnt = 1;

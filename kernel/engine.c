@@ -69,8 +69,43 @@ struct sxrc_scratch {
 	struct sxrc_sgl local;		/* the WQE's own list */
 	struct sxrc_sgl peer;		/* the receive WQE it lands in */
 	struct sxrc_sgl remote;		/* the rkey range of RDMA/atomics */
+	struct sxrc_srq *xsrq;		/* XRC: the SRQ the WQE names */
 	u8 grh[SXRC_GRH_SIZE];
 };
+
+/*
+ * Where a message to @dest lands: an XRC receive QP delivers into the
+ * SRQ the sender named (and its CQ), other QPs into their SRQ or RQ.
+ * Receive WQEs are checked against the PD of their queue.
+ */
+static struct sxrc_srq *sxrc_recv_srq(struct sxrc_qp *dest,
+				      struct sxrc_scratch *s)
+{
+	return dest->type == SXRC_QPT_XRC_RECV ? s->xsrq : dest->srq;
+}
+
+static struct sxrc_cq *sxrc_recv_cq(struct sxrc_qp *dest,
+				    struct sxrc_scratch *s)
+{
+	struct sxrc_srq *srq = sxrc_recv_srq(dest, s);
+
+	return srq && srq->cq ? srq->cq : dest->recv_cq;
+}
+
+static struct sxrc_pd *sxrc_recv_pd(struct sxrc_qp *dest,
+				    struct sxrc_scratch *s)
+{
+	struct sxrc_srq *srq = sxrc_recv_srq(dest, s);
+
+	return srq ? srq->pd : dest->pd;
+}
+
+/* Reliable transports retry and report; the others drop silently. */
+static bool sxrc_reliable(u32 type)
+{
+	return type == SXRC_QPT_RC || type == SXRC_QPT_XRC_SEND ||
+	       type == SXRC_QPT_XRC_RECV;
+}
 
 static void sxrc_sgl_init(struct sxrc_sgl *sgl)
 {
@@ -112,7 +147,8 @@ static struct sxrc_mr *sxrc_mr_lookup(struct sxrc_dev *dev, u32 key)
  * sxrc_mr_range - resolve [addr, addr + len) of the MR @key names
  * @dev: the device the key belongs to
  * @key: lkey or rkey
- * @pd: the PD the MR must be in
+ * @pd: the PD the MR must be in; NULL for any (an XRC receive QP has no
+ *	PD: RDMA to it is checked against the key's rights alone)
  * @access: SXRC_ACCESS_* the MR must grant
  * @addr: start, in the MR's iova space
  * @len: bytes
@@ -130,7 +166,7 @@ static int sxrc_mr_range(struct sxrc_dev *dev, u32 key, struct sxrc_pd *pd,
 	if (!mr)
 		return -EACCES;
 	spin_lock(&mr->lock);
-	if (mr->invalid || !mr->umem || mr->pd != pd ||
+	if (mr->invalid || !mr->umem || (pd && mr->pd != pd) ||
 	    (mr->access & access) != access ||
 	    check_add_overflow(addr, (u64)len, &end) || addr < mr->iova ||
 	    end > mr->iova + mr->umem->length)
@@ -440,7 +476,8 @@ static bool sxrc_qp_set_error(struct sxrc_qp *qp)
 /* Tell the library, through the rings, that the QP is in error. */
 void sxrc_qp_mark_error(struct sxrc_qp *qp)
 {
-	WRITE_ONCE(sxrc_ring_hdr(qp->sq.ring)->flags, SXRC_RING_ERROR);
+	if (qp->sq.ring)
+		WRITE_ONCE(sxrc_ring_hdr(qp->sq.ring)->flags, SXRC_RING_ERROR);
 	if (qp->rq.ring)
 		WRITE_ONCE(sxrc_ring_hdr(qp->rq.ring)->flags, SXRC_RING_ERROR);
 }
@@ -489,7 +526,7 @@ enum sxrc_pop {
 static enum sxrc_pop sxrc_recv_pop(struct sxrc_qp *dest,
 				   struct sxrc_scratch *s)
 {
-	struct sxrc_srq *srq = dest->srq;
+	struct sxrc_srq *srq = sxrc_recv_srq(dest, s);
 	struct sxrc_wq *wq = srq ? &srq->wq : &dest->rq;
 	spinlock_t *lock = srq ? &srq->lock : &dest->rq_lock;
 	enum sxrc_pop ret = SXRC_POP_OK;
@@ -533,17 +570,18 @@ out:
 	return ret;
 }
 
-/* Complete a receive WQE of @dest in error. */
-static void sxrc_recv_error(struct sxrc_qp *dest, u64 wr_id, u32 status)
+/* Complete the receive WQE just taken for @dest in error. */
+static void sxrc_recv_error(struct sxrc_qp *dest, struct sxrc_scratch *s,
+			    u32 status)
 {
 	struct sxrc_cqe cqe = {
-		.wr_id = wr_id,
+		.wr_id = s->rwqe.wr_id,
 		.status = status,
 		.opcode = SXRC_WC_OP_RECV,
 		.qp_num = dest->qpn,
 	};
 
-	sxrc_cq_post(dest->recv_cq, &cqe);
+	sxrc_cq_post(sxrc_recv_cq(dest, s), &cqe);
 }
 
 /* How the responder took a message. */
@@ -564,8 +602,9 @@ static enum sxrc_resp sxrc_recv_take(struct sxrc_qp *dest,
 				     struct sxrc_scratch *s, u64 need,
 				     u32 *status)
 {
+	struct sxrc_pd *pd = sxrc_recv_pd(dest, s);
 	bool ud = dest->type == SXRC_QPT_UD;
-	bool rc = dest->type == SXRC_QPT_RC;
+	bool rc = sxrc_reliable(dest->type);
 	u32 i;
 
 	sxrc_sgl_init(&s->peer);
@@ -575,7 +614,7 @@ static enum sxrc_resp sxrc_recv_take(struct sxrc_qp *dest,
 	case SXRC_POP_CORRUPT:
 		goto fatal;
 	case SXRC_POP_BAD:
-		sxrc_recv_error(dest, s->rwqe.wr_id, SXRC_WC_LOC_QP_OP_ERR);
+		sxrc_recv_error(dest, s, SXRC_WC_LOC_QP_OP_ERR);
 		goto fatal;
 	case SXRC_POP_OK:
 		break;
@@ -586,12 +625,11 @@ static enum sxrc_resp sxrc_recv_take(struct sxrc_qp *dest,
 
 		if (!sge->length)
 			continue;
-		if (sxrc_mr_range(dest->obj.ctx->dev, sge->lkey, dest->pd,
+		if (sxrc_mr_range(dest->obj.ctx->dev, sge->lkey, pd,
 				  SXRC_ACCESS_LOCAL_WRITE, sge->addr,
 				  sge->length, &s->peer.seg[s->peer.n])) {
 			sxrc_sgl_release(&s->peer);
-			sxrc_recv_error(dest, s->rwqe.wr_id,
-					SXRC_WC_LOC_PROT_ERR);
+			sxrc_recv_error(dest, s, SXRC_WC_LOC_PROT_ERR);
 			if (ud)
 				return SXRC_RESP_DROPPED;
 			goto fatal;
@@ -601,7 +639,7 @@ static enum sxrc_resp sxrc_recv_take(struct sxrc_qp *dest,
 	}
 	if (need > s->peer.total) {
 		sxrc_sgl_release(&s->peer);
-		sxrc_recv_error(dest, s->rwqe.wr_id, SXRC_WC_LOC_LEN_ERR);
+		sxrc_recv_error(dest, s, SXRC_WC_LOC_LEN_ERR);
 		if (ud)
 			return SXRC_RESP_DROPPED;
 		sxrc_responder_error(dest, SXRC_EVENT_QP_REQ_ERR);
@@ -625,7 +663,7 @@ static void sxrc_recv_done(struct sxrc_qp *dest, struct sxrc_scratch *s,
 	rcqe->status = SXRC_WC_SUCCESS;
 	rcqe->qp_num = dest->qpn;
 	rcqe->byte_len = byte_len;
-	sxrc_cq_post(dest->recv_cq, rcqe);
+	sxrc_cq_post(sxrc_recv_cq(dest, s), rcqe);
 	sxrc_count(dest, SXRC_STAT_RECV_WQES, 1);
 	sxrc_count(dest, SXRC_STAT_RECV_BYTES, byte_len);
 }
@@ -822,8 +860,9 @@ static int sxrc_remote_range(struct sxrc_qp *dest, struct sxrc_scratch *s,
 		return 0;	/* zero-length: no key is checked */
 	if (!(READ_ONCE(dest->attr.qp_access_flags) & access))
 		return -EACCES;
-	if (sxrc_mr_range(dest->obj.ctx->dev, s->wqe.rkey, dest->pd, access,
-			  s->wqe.remote_addr, len, &s->remote.seg[0]))
+	if (sxrc_mr_range(dest->obj.ctx->dev, s->wqe.rkey,
+			  sxrc_recv_pd(dest, s), access, s->wqe.remote_addr,
+			  len, &s->remote.seg[0]))
 		return -EACCES;
 	s->remote.n = 1;
 	s->remote.total = len;
@@ -848,6 +887,24 @@ static u64 sxrc_atomic(struct sxrc_scratch *s)
 	return old;
 }
 
+/*
+ * The XRC SRQ @srqn of @dev if it belongs to the domain of the receive
+ * QP @dest, with a reference; else NULL.
+ */
+static struct sxrc_srq *sxrc_xrc_srq_get(struct sxrc_dev *dev,
+					 struct sxrc_qp *dest, u32 srqn)
+{
+	struct sxrc_srq *srq;
+
+	rcu_read_lock();
+	srq = xa_load(&dev->srqs, srqn);
+	if (srq && (srq->type != SXRC_SRQT_XRC || srq->xrcd != dest->xrcd ||
+		    !kref_get_unless_zero(&srq->obj.ref)))
+		srq = NULL;
+	rcu_read_unlock();
+	return srq;
+}
+
 /* Do the atomic and return the original value into the local buffer. */
 static void sxrc_atomic_reply(struct sxrc_scratch *s)
 {
@@ -865,7 +922,9 @@ static enum sxrc_outcome sxrc_exec_connected(struct sxrc_qp *qp,
 					     struct sxrc_result *res)
 {
 	struct sxrc_send_wqe *w = &s->wqe;
-	bool rc = qp->type == SXRC_QPT_RC;
+	bool rc = sxrc_reliable(qp->type);
+	u32 peer_type = qp->type == SXRC_QPT_XRC_SEND ? SXRC_QPT_XRC_RECV :
+			qp->type;
 	struct sxrc_cqe rcqe = {
 		.solicited = !!(w->send_flags & SXRC_SEND_SOLICITED),
 	};
@@ -883,7 +942,7 @@ static enum sxrc_outcome sxrc_exec_connected(struct sxrc_qp *qp,
 
 	dev = sxrc_ah_dev(&ah);
 	dest = dev ? sxrc_qp_lookup(dev, dqpn) : NULL;
-	if (!dest || dest->type != qp->type || !sxrc_qp_can_receive(dest)) {
+	if (!dest || dest->type != peer_type || !sxrc_qp_can_receive(dest)) {
 		if (dest)
 			sxrc_obj_drop(&dest->obj);
 		if (!rc) {
@@ -895,12 +954,23 @@ static enum sxrc_outcome sxrc_exec_connected(struct sxrc_qp *qp,
 
 	res->status = SXRC_WC_SUCCESS;
 	res->byte_len = len;
+	s->xsrq = NULL;
+	if (dest->type == SXRC_QPT_XRC_RECV) {
+		/* The SRQ named must be one of the receive QP's domain. */
+		s->xsrq = sxrc_xrc_srq_get(dev, dest, w->remote_srqn);
+		if (!s->xsrq) {
+			resp = SXRC_RESP_ERR;
+			status = SXRC_WC_REM_INV_REQ_ERR;
+			goto done;
+		}
+	}
 	switch (w->opcode) {
 	case SXRC_WR_SEND:
 	case SXRC_WR_SEND_WITH_IMM:
 	case SXRC_WR_SEND_WITH_INV:
 		if (w->opcode == SXRC_WR_SEND_WITH_INV &&
-		    !sxrc_can_invalidate(dev, dest->pd, w->imm_data)) {
+		    !sxrc_can_invalidate(dev, sxrc_recv_pd(dest, s),
+					 w->imm_data)) {
 			resp = SXRC_RESP_ERR;
 			status = SXRC_WC_REM_INV_REQ_ERR;
 			break;
@@ -914,7 +984,8 @@ static enum sxrc_outcome sxrc_exec_connected(struct sxrc_qp *qp,
 			rcqe.wc_flags = SXRC_WC_WITH_IMM;
 			rcqe.imm_data = w->imm_data;
 		} else if (w->opcode == SXRC_WR_SEND_WITH_INV) {
-			sxrc_invalidate(dev, dest->pd, w->imm_data);
+			sxrc_invalidate(dev, sxrc_recv_pd(dest, s),
+					w->imm_data);
 			rcqe.wc_flags = SXRC_WC_WITH_INV;
 			rcqe.imm_data = w->imm_data;
 		}
@@ -968,10 +1039,26 @@ static enum sxrc_outcome sxrc_exec_connected(struct sxrc_qp *qp,
 			status = SXRC_WC_REM_ACCESS_ERR;
 			break;
 		}
+		/*
+		 * The iova is aligned; the memory behind it must be too (an
+		 * MR may map iova X to an address X + 4): an atomic never
+		 * straddles two pages.
+		 */
+		if (s->remote.seg[0].off & 7) {
+			sxrc_sgl_release(&s->remote);
+			resp = SXRC_RESP_ERR;
+			status = SXRC_WC_REM_INV_REQ_ERR;
+			break;
+		}
 		sxrc_atomic_reply(s);
 		break;
 	}
 
+done:
+	if (s->xsrq) {
+		sxrc_obj_drop(&s->xsrq->obj);
+		s->xsrq = NULL;
+	}
 	switch (resp) {
 	case SXRC_RESP_OK:
 	case SXRC_RESP_DROPPED:
@@ -1010,7 +1097,7 @@ static bool sxrc_opcode_ok(u32 type, u32 opcode)
 	case SXRC_WR_RDMA_READ:
 	case SXRC_WR_ATOMIC_CMP_AND_SWP:
 	case SXRC_WR_ATOMIC_FETCH_AND_ADD:
-		return type == SXRC_QPT_RC;
+		return type == SXRC_QPT_RC || type == SXRC_QPT_XRC_SEND;
 	default:
 		return false;
 	}
@@ -1122,12 +1209,15 @@ void sxrc_qp_engine_ready(struct sxrc_qp *qp)
 static void sxrc_sq_process(struct sxrc_qp *qp)
 {
 	struct sxrc_ring *ring = qp->sq.ring;
-	struct sxrc_ring_hdr *hdr = sxrc_ring_hdr(ring);
+	struct sxrc_ring_hdr *hdr;
 	struct sxrc_scratch *s = qp->scratch;
 	struct sxrc_result res;
 	u32 prod, state;
 
 	lockdep_assert_held(&qp->sq_mutex);
+	if (!ring)
+		return;		/* an XRC receive QP sends nothing */
+	hdr = sxrc_ring_hdr(ring);
 	for (;;) {
 		enum sxrc_outcome out;
 		bool signaled;

@@ -36,6 +36,10 @@ unsigned int sxrc_max_ah = 1U << 20;
 module_param_named(max_ah, sxrc_max_ah, uint, 0444);
 MODULE_PARM_DESC(max_ah, "address handles per device");
 
+unsigned int sxrc_max_xrcd = 1U << 16;
+module_param_named(max_xrcd, sxrc_max_xrcd, uint, 0444);
+MODULE_PARM_DESC(max_xrcd, "XRC domains per device");
+
 static struct sxrc_dev *sxrc_devs[SXRC_MAX_DEVICES];
 
 u32 sxrc_type_limit(enum sxrc_obj_type type)
@@ -53,6 +57,10 @@ u32 sxrc_type_limit(enum sxrc_obj_type type)
 		return min(sxrc_max_srq, SXRC_QPN_MAX);
 	case SXRC_TYPE_AH:
 		return sxrc_max_ah;
+	case SXRC_TYPE_XRCD:
+	case SXRC_TYPE_XRC_REG:
+		/* Bounded by the domains and QPs they name. */
+		return U32_MAX;
 	default:
 		return 0;
 	}
@@ -105,6 +113,8 @@ static int sxrc_dev_add(u32 index)
 	xa_init_flags(&dev->srqs, XA_FLAGS_ALLOC);
 	mutex_init(&dev->mcast_lock);
 	INIT_LIST_HEAD(&dev->mcast_list);
+	mutex_init(&dev->xrcd_mutex);
+	INIT_LIST_HEAD(&dev->xrcds);
 
 	dev->misc.minor = MISC_DYNAMIC_MINOR;
 	dev->misc.name = dev->name;
@@ -131,7 +141,8 @@ static void sxrc_dev_remove(u32 index)
 	/* No context can be open: each holds a reference on the module. */
 	misc_deregister(&dev->misc);
 	WARN_ON(!xa_empty(&dev->mrs) || !xa_empty(&dev->qps) ||
-		!xa_empty(&dev->srqs) || !list_empty(&dev->mcast_list));
+		!xa_empty(&dev->srqs) || !list_empty(&dev->mcast_list) ||
+		!list_empty(&dev->xrcds));
 	xa_destroy(&dev->mrs);
 	xa_destroy(&dev->qps);
 	xa_destroy(&dev->srqs);

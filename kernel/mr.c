@@ -14,6 +14,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "sxrc.h"
 
 /* Page pointers fetched per pin_user_pages_fast() call. */
@@ -124,7 +125,8 @@ void sxrc_umem_put(struct sxrc_umem *umem)
 static struct sxrc_umem *sxrc_umem_get(struct sxrc_dev *dev, u64 addr,
 				       u64 length, bool writable)
 {
-	unsigned int gup_flags = FOLL_LONGTERM | (writable ? FOLL_WRITE : 0);
+	unsigned int gup_flags = FOLL_LONGTERM |
+				 (writable ? FOLL_WRITE : SXRC_FOLL_READONLY);
 	unsigned long done = 0, start;
 	struct sxrc_umem *umem;
 	struct page **pages;

@@ -115,9 +115,12 @@ static void sxrc_qp_destroy_obj(struct sxrc_obj *obj)
 		sxrc_ring_unmap(ctx, qp->rq.ring);
 	if (qp->srq)
 		sxrc_obj_unuse(&qp->srq->obj);
-	sxrc_obj_unuse(&qp->recv_cq->obj);
-	sxrc_obj_unuse(&qp->send_cq->obj);
-	sxrc_obj_unuse(&qp->pd->obj);
+	if (qp->recv_cq)
+		sxrc_obj_unuse(&qp->recv_cq->obj);
+	if (qp->send_cq)
+		sxrc_obj_unuse(&qp->send_cq->obj);
+	if (qp->pd)
+		sxrc_obj_unuse(&qp->pd->obj);
 }
 
 static void sxrc_qp_release(struct sxrc_obj *obj)
@@ -130,9 +133,14 @@ static void sxrc_qp_release(struct sxrc_obj *obj)
 		sxrc_ring_put(qp->rq.ring);
 	if (qp->srq)
 		sxrc_obj_drop(&qp->srq->obj);
-	sxrc_obj_drop(&qp->recv_cq->obj);
-	sxrc_obj_drop(&qp->send_cq->obj);
-	sxrc_obj_drop(&qp->pd->obj);
+	if (qp->recv_cq)
+		sxrc_obj_drop(&qp->recv_cq->obj);
+	if (qp->send_cq)
+		sxrc_obj_drop(&qp->send_cq->obj);
+	if (qp->pd)
+		sxrc_obj_drop(&qp->pd->obj);
+	if (qp->xrcd)
+		sxrc_xrcd_put(qp->xrcd);
 	kfree(qp->scratch);
 	/* QP numbers are looked up under RCU. */
 	kfree_rcu(qp, rcu);
@@ -151,26 +159,43 @@ static int sxrc_qp_check_create(const struct sxrc_create_qp_in *in)
 	case SXRC_QPT_UD:
 		break;
 	case SXRC_QPT_UC:
+	case SXRC_QPT_XRC_SEND:
 		/* Only RC and UD QPs may receive from an SRQ. */
 		if (in->srq_handle)
 			return -EINVAL;
 		break;
-	case 8:	/* IBV_QPT_RAW_PACKET: no Ethernet frames here */
-	case SXRC_QPT_XRC_SEND:
 	case SXRC_QPT_XRC_RECV:
+		/* No queues, CQs or PD: the domain's SRQs receive. */
+		if (!in->xrcd_handle || in->pd_handle || in->send_cq_handle ||
+		    in->recv_cq_handle || in->srq_handle || in->flags)
+			return -EINVAL;
+		return 0;
+	case 8:	/* IBV_QPT_RAW_PACKET: no Ethernet frames here */
 		return -EOPNOTSUPP;
 	default:
 		return -EINVAL;
 	}
+	if (in->xrcd_handle || in->reserved)
+		return -EINVAL;
 	if (in->flags || in->max_send_wr > SXRC_MAX_QP_WR ||
 	    in->max_send_sge > SXRC_MAX_SGE ||
 	    in->max_inline_data > SXRC_MAX_INLINE)
 		return -EINVAL;
 	/* The receive side is the SRQ's business when there is one. */
-	if (!in->srq_handle && (in->max_recv_wr > SXRC_MAX_QP_WR ||
-				in->max_recv_sge > SXRC_MAX_SGE))
+	if (!in->srq_handle && in->qp_type != SXRC_QPT_XRC_SEND &&
+	    (in->max_recv_wr > SXRC_MAX_QP_WR ||
+	     in->max_recv_sge > SXRC_MAX_SGE))
 		return -EINVAL;
 	return 0;
+}
+
+static void sxrc_qp_put_deps(struct sxrc_obj *deps[4])
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (deps[i])
+			sxrc_obj_put(deps[i]);
 }
 
 /* Look up everything a new QP uses; on success each holds a usage. */
@@ -185,24 +210,93 @@ static int sxrc_qp_get_deps(struct sxrc_ctx *ctx,
 		in->pd_handle, in->send_cq_handle, in->recv_cq_handle,
 		in->srq_handle,
 	};
+	/* The SRQ is optional; so is the receive CQ of an XRC send QP. */
+	const bool optional[4] = {
+		false, false, in->qp_type == SXRC_QPT_XRC_SEND, true,
+	};
 	int i;
 
 	for (i = 0; i < 4; i++) {
 		deps[i] = NULL;
-		if (i == 3 && !handles[i])
-			break;
+		if (optional[i] && !handles[i])
+			continue;
 		deps[i] = sxrc_obj_get(ctx, handles[i], types[i]);
 		if (IS_ERR(deps[i])) {
 			int ret = PTR_ERR(deps[i]);
 
 			deps[i] = NULL;
-			while (i--)
-				if (deps[i])
-					sxrc_obj_put(deps[i]);
+			sxrc_qp_put_deps(deps);
 			return ret;
 		}
 	}
 	return 0;
+}
+
+/*
+ * An XRC receive QP belongs to its domain: no handle names it, the
+ * caller gets a registration (its first).  If anything fails later,
+ * dropping that registration tears the QP down again.
+ */
+static int sxrc_qp_create_xrc_recv(struct sxrc_call *call)
+{
+	const struct sxrc_create_qp_in *in = call->in;
+	struct sxrc_create_qp_out *out = call->out;
+	struct sxrc_ctx *ctx = call->ctx;
+	struct sxrc_dev *dev = ctx->dev;
+	struct sxrc_xrcd_open *xopen;
+	struct sxrc_obj *xobj;
+	struct sxrc_qp *qp;
+	int ret;
+
+	xobj = sxrc_obj_get(ctx, in->xrcd_handle, SXRC_TYPE_XRCD);
+	if (IS_ERR(xobj))
+		return PTR_ERR(xobj);
+	xopen = to_sxrc_xrcd_open(xobj);
+
+	qp = kzalloc(sizeof(*qp), GFP_KERNEL_ACCOUNT);
+	if (!qp) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+	spin_lock_init(&qp->lock);
+	sxrc_qp_init_engine(qp);
+	qp->type = SXRC_QPT_XRC_RECV;
+	INIT_LIST_HEAD(&qp->regs);
+	INIT_LIST_HEAD(&qp->xrcd_entry);
+
+	ret = xa_alloc_cyclic(&dev->qps, &qp->qpn, NULL,
+			      XA_LIMIT(SXRC_QPN_MIN, SXRC_QPN_MAX),
+			      &dev->qp_next, GFP_KERNEL);
+	if (ret < 0) {
+		kfree(qp);
+		goto out_put;
+	}
+	ret = sxrc_obj_init_shared(ctx, &qp->obj, SXRC_TYPE_QP, &sxrc_qp_ops);
+	if (ret) {
+		xa_erase(&dev->qps, qp->qpn);
+		kfree(qp);
+		goto out_put;
+	}
+	kref_get(&xopen->xrcd->ref);
+	qp->xrcd = xopen->xrcd;
+
+	ret = sxrc_xrc_reg_new(call, xopen, qp, in->user_cookie);
+	if (ret) {
+		sxrc_obj_release_shared(&qp->obj);
+		goto out_put;
+	}
+	mutex_lock(&qp->xrcd->lock);
+	list_add_tail(&qp->xrcd_entry, &qp->xrcd->qps);
+	mutex_unlock(&qp->xrcd->lock);
+	xa_store(&dev->qps, qp->qpn, qp, GFP_KERNEL);
+
+	out->handle = call->new_obj->handle;
+	out->qp_num = qp->qpn;
+	/* The registration holds the QP now. */
+	sxrc_obj_drop(&qp->obj);
+out_put:
+	sxrc_obj_put(xobj);
+	return ret == -EBUSY ? -ENOMEM : ret;
 }
 
 int sxrc_qp_create(struct sxrc_call *call)
@@ -219,6 +313,8 @@ int sxrc_qp_create(struct sxrc_call *call)
 	ret = sxrc_qp_check_create(in);
 	if (ret)
 		return ret;
+	if (in->qp_type == SXRC_QPT_XRC_RECV)
+		return sxrc_qp_create_xrc_recv(call);
 	ret = sxrc_qp_get_deps(ctx, in, deps);
 	if (ret)
 		return ret;
@@ -246,7 +342,7 @@ int sxrc_qp_create(struct sxrc_call *call)
 		       &qp->cap.max_inline_data);
 	qp->sq.max_sge = qp->cap.max_send_sge;
 
-	if (!deps[3]) {
+	if (!deps[3] && qp->type != SXRC_QPT_XRC_SEND) {
 		entries = roundup_pow_of_two(max(in->max_recv_wr, 1U));
 		stride = sxrc_recv_stride(max(in->max_recv_sge, 1U));
 		qp->rq.ring = sxrc_ring_alloc(ctx, entries, stride);
@@ -274,12 +370,12 @@ int sxrc_qp_create(struct sxrc_call *call)
 	/* Nothing fails from here on. */
 	qp->pd = to_sxrc_pd(deps[0]);
 	qp->send_cq = to_sxrc_cq(deps[1]);
-	qp->recv_cq = to_sxrc_cq(deps[2]);
+	qp->recv_cq = deps[2] ? to_sxrc_cq(deps[2]) : NULL;
 	qp->srq = deps[3] ? to_sxrc_srq(deps[3]) : NULL;
-	for (i = 0; i < 4 && deps[i]; i++) {
-		sxrc_obj_depend(deps[i]);
-		sxrc_obj_put(deps[i]);
-	}
+	for (i = 0; i < 4; i++)
+		if (deps[i])
+			sxrc_obj_depend(deps[i]);
+	sxrc_qp_put_deps(deps);
 	qp->attr.qp_state = SXRC_QPS_RESET;
 	qp->attr.cur_qp_state = SXRC_QPS_RESET;
 	xa_store(&dev->qps, qp->qpn, qp, GFP_KERNEL);
@@ -305,11 +401,11 @@ err_sq:
 err_free:
 	kfree(qp);
 err_put:
-	for (i = 0; i < 4 && deps[i]; i++)
-		sxrc_obj_put(deps[i]);
+	sxrc_qp_put_deps(deps);
 	return ret == -EBUSY ? -ENOMEM : ret;
 }
 
+/* Destroy a QP handle, or drop a registration with an XRC receive QP. */
 int sxrc_qp_destroy(struct sxrc_call *call)
 {
 	const struct sxrc_handle_in *in = call->in;
@@ -320,11 +416,35 @@ int sxrc_qp_destroy(struct sxrc_call *call)
 	if (in->reserved)
 		return -EINVAL;
 	ret = sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_QP, &obj);
+	if (ret == -EINVAL)
+		ret = sxrc_obj_destroy(call->ctx, in->handle,
+				       SXRC_TYPE_XRC_REG, &obj);
 	if (ret)
 		return ret;
 	out->async_events = atomic_read(&obj->async_events);
 	sxrc_obj_drop(obj);
 	return 0;
+}
+
+/*
+ * The QP a handle reaches: a QP handle, or a registration with an XRC
+ * receive QP.  *@holder is what to sxrc_obj_put() when done.
+ */
+static struct sxrc_qp *sxrc_qp_from_handle(struct sxrc_ctx *ctx, u32 handle,
+					   struct sxrc_obj **holder)
+{
+	struct sxrc_obj *obj;
+
+	obj = sxrc_obj_get(ctx, handle, SXRC_TYPE_QP);
+	if (!IS_ERR(obj)) {
+		*holder = obj;
+		return to_sxrc_qp(obj);
+	}
+	obj = sxrc_obj_get(ctx, handle, SXRC_TYPE_XRC_REG);
+	if (IS_ERR(obj))
+		return ERR_CAST(obj);
+	*holder = obj;
+	return to_sxrc_xrc_reg(obj)->qp;
 }
 
 /* ------------------------------------------------------------------
@@ -422,15 +542,22 @@ static void sxrc_qp_apply(struct sxrc_qp_attr *qa, const struct sxrc_qp_attr *a,
 		qa->sq_psn = a->sq_psn & 0xffffff;
 }
 
-int sxrc_qp_modify(struct sxrc_call *call)
+/**
+ * sxrc_qp_do_modify - apply a modify to @qp
+ * @qp: the QP (the caller holds it)
+ * @a: the attributes
+ * @mask: SXRC_QP_* naming those to apply
+ *
+ * Serialised with the QP's engine and with other modifiers (several MPI
+ * ranks race to bring up a shared XRC receive QP: each gets the answer
+ * it would get alone, after the others).
+ */
+int sxrc_qp_do_modify(struct sxrc_qp *qp, const struct sxrc_qp_attr *a,
+		      u32 mask)
 {
-	const struct sxrc_modify_qp_in *in = call->in;
-	const struct sxrc_qp_attr *a = &in->attr;
-	u32 mask = in->attr_mask, cur, next;
 	bool last_wqe = false, drained = false;
-	struct sxrc_obj *obj;
-	struct sxrc_qp *qp;
-	int ret;
+	u32 cur, next;
+	int ret = 0;
 
 	if (mask & ~SXRC_QP_ATTR_ALL)
 		return -EINVAL;
@@ -438,12 +565,6 @@ int sxrc_qp_modify(struct sxrc_call *call)
 	if (ret)
 		return ret;
 
-	obj = sxrc_obj_get(call->ctx, in->handle, SXRC_TYPE_QP);
-	if (IS_ERR(obj))
-		return PTR_ERR(obj);
-	qp = to_sxrc_qp(obj);
-
-	/* No WQE runs while the state changes (several modifiers race). */
 	mutex_lock(&qp->sq_mutex);
 	spin_lock(&qp->lock);
 	cur = qp->attr.qp_state;
@@ -475,33 +596,35 @@ int sxrc_qp_modify(struct sxrc_call *call)
 		drained = qp->attr.en_sqd_async_notify;
 	}
 	/* Whatever was posted meanwhile may run now (SQD -> RTS). */
-	if (next == SXRC_QPS_RTS)
+	if (next == SXRC_QPS_RTS && qp->sq.ring)
 		sxrc_qp_kick(qp);
 out_unlock:
 	mutex_unlock(&qp->sq_mutex);
 
 	if (last_wqe)
-		sxrc_obj_event(obj, SXRC_EVENT_QP_LAST_WQE_REACHED);
+		sxrc_obj_event(&qp->obj, SXRC_EVENT_QP_LAST_WQE_REACHED);
 	if (drained)
-		sxrc_obj_event(obj, SXRC_EVENT_SQ_DRAINED);
-	sxrc_obj_put(obj);
+		sxrc_obj_event(&qp->obj, SXRC_EVENT_SQ_DRAINED);
 	return ret;
 }
 
-int sxrc_qp_query(struct sxrc_call *call)
+int sxrc_qp_modify(struct sxrc_call *call)
 {
-	const struct sxrc_handle_in *in = call->in;
-	struct sxrc_query_qp_out *out = call->out;
-	struct sxrc_obj *obj;
+	const struct sxrc_modify_qp_in *in = call->in;
+	struct sxrc_obj *holder;
 	struct sxrc_qp *qp;
+	int ret;
 
-	if (in->reserved)
-		return -EINVAL;
-	obj = sxrc_obj_get(call->ctx, in->handle, SXRC_TYPE_QP);
-	if (IS_ERR(obj))
-		return PTR_ERR(obj);
-	qp = to_sxrc_qp(obj);
+	qp = sxrc_qp_from_handle(call->ctx, in->handle, &holder);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	ret = sxrc_qp_do_modify(qp, &in->attr, in->attr_mask);
+	sxrc_obj_put(holder);
+	return ret;
+}
 
+void sxrc_qp_do_query(struct sxrc_qp *qp, struct sxrc_query_qp_out *out)
+{
 	spin_lock(&qp->lock);
 	out->attr = qp->attr;
 	spin_unlock(&qp->lock);
@@ -509,7 +632,21 @@ int sxrc_qp_query(struct sxrc_call *call)
 	out->qp_type = qp->type;
 	out->sq_sig_all = qp->sq_sig_all;
 	out->srq_handle = qp->srq ? qp->srq->obj.handle : 0;
-	sxrc_obj_put(obj);
+}
+
+int sxrc_qp_query(struct sxrc_call *call)
+{
+	const struct sxrc_handle_in *in = call->in;
+	struct sxrc_obj *holder;
+	struct sxrc_qp *qp;
+
+	if (in->reserved)
+		return -EINVAL;
+	qp = sxrc_qp_from_handle(call->ctx, in->handle, &holder);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	sxrc_qp_do_query(qp, call->out);
+	sxrc_obj_put(holder);
 	return 0;
 }
 

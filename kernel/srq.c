@@ -14,14 +14,23 @@ static void sxrc_srq_destroy_obj(struct sxrc_obj *obj)
 	xa_erase(&obj->ctx->dev->srqs, srq->srqn);
 	sxrc_ring_unmap(obj->ctx, srq->wq.ring);
 	sxrc_obj_unuse(&srq->pd->obj);
+	if (srq->cq)
+		sxrc_obj_unuse(&srq->cq->obj);
+	if (srq->xopen)
+		sxrc_obj_undepend(&srq->xopen->obj);
 }
 
+/* A sender may still hold the SRQ: its CQ and domain stay until now. */
 static void sxrc_srq_release(struct sxrc_obj *obj)
 {
 	struct sxrc_srq *srq = to_sxrc_srq(obj);
 
 	sxrc_ring_put(srq->wq.ring);
 	sxrc_obj_drop(&srq->pd->obj);
+	if (srq->cq)
+		sxrc_obj_drop(&srq->cq->obj);
+	if (srq->xrcd)
+		sxrc_xrcd_put(srq->xrcd);
 	kfree_rcu(srq, rcu);
 }
 
@@ -36,19 +45,39 @@ int sxrc_srq_create(struct sxrc_call *call)
 	struct sxrc_create_srq_out *out = call->out;
 	struct sxrc_ctx *ctx = call->ctx;
 	struct sxrc_dev *dev = ctx->dev;
-	struct sxrc_obj *pd_obj;
+	struct sxrc_obj *pd_obj, *cq_obj = NULL, *x_obj = NULL;
 	struct sxrc_srq *srq;
 	u32 entries, stride;
 	int ret;
 
-	if (in->flags || in->reserved || !in->max_wr ||
+	if (in->flags || in->reserved || in->reserved2 || !in->max_wr ||
 	    in->max_wr > SXRC_MAX_QP_WR || !in->max_sge ||
 	    in->max_sge > SXRC_MAX_SGE || in->srq_limit > in->max_wr)
 		return -EINVAL;
+	if (in->srq_type == SXRC_SRQT_BASIC) {
+		if (in->xrcd_handle || in->cq_handle)
+			return -EINVAL;
+	} else if (in->srq_type != SXRC_SRQT_XRC) {
+		return -EOPNOTSUPP;	/* tag matching */
+	}
 
 	pd_obj = sxrc_obj_get(ctx, in->pd_handle, SXRC_TYPE_PD);
 	if (IS_ERR(pd_obj))
 		return PTR_ERR(pd_obj);
+	if (in->srq_type == SXRC_SRQT_XRC) {
+		x_obj = sxrc_obj_get(ctx, in->xrcd_handle, SXRC_TYPE_XRCD);
+		if (IS_ERR(x_obj)) {
+			ret = PTR_ERR(x_obj);
+			x_obj = NULL;
+			goto err_put;
+		}
+		cq_obj = sxrc_obj_get(ctx, in->cq_handle, SXRC_TYPE_CQ);
+		if (IS_ERR(cq_obj)) {
+			ret = PTR_ERR(cq_obj);
+			cq_obj = NULL;
+			goto err_put;
+		}
+	}
 
 	srq = kzalloc(sizeof(*srq), GFP_KERNEL_ACCOUNT);
 	if (!srq) {
@@ -81,9 +110,20 @@ int sxrc_srq_create(struct sxrc_call *call)
 	if (ret)
 		goto err_srqn;
 
+	srq->type = in->srq_type;
 	srq->pd = to_sxrc_pd(pd_obj);
 	sxrc_obj_depend(pd_obj);
 	sxrc_obj_put(pd_obj);
+	if (x_obj) {
+		srq->xopen = to_sxrc_xrcd_open(x_obj);
+		srq->xrcd = srq->xopen->xrcd;
+		kref_get(&srq->xrcd->ref);
+		sxrc_obj_depend(x_obj);
+		sxrc_obj_put(x_obj);
+		srq->cq = to_sxrc_cq(cq_obj);
+		sxrc_obj_depend(cq_obj);
+		sxrc_obj_put(cq_obj);
+	}
 	xa_store(&dev->srqs, srq->srqn, srq, GFP_KERNEL);
 
 	out->handle = srq->obj.handle;
@@ -101,6 +141,10 @@ err_ring:
 err_free:
 	kfree(srq);
 err_put:
+	if (cq_obj)
+		sxrc_obj_put(cq_obj);
+	if (x_obj)
+		sxrc_obj_put(x_obj);
 	sxrc_obj_put(pd_obj);
 	return ret == -EBUSY ? -ENOMEM : ret;
 }

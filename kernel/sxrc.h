@@ -46,6 +46,8 @@ enum sxrc_obj_type {
 	SXRC_TYPE_QP,
 	SXRC_TYPE_SRQ,
 	SXRC_TYPE_AH,
+	SXRC_TYPE_XRCD,		/* a context's open of an XRC domain */
+	SXRC_TYPE_XRC_REG,	/* a context's registration with an XRC_RECV QP */
 	SXRC_NUM_TYPES,
 };
 
@@ -97,6 +99,10 @@ struct sxrc_stats {
  * @mcast_lock: protects @mcast_list
  * @mcast_list: multicast attachments (struct sxrc_mcast)
  * @stats: the device's data path counters (sums over its QPs)
+ * @xrcd_mutex: protects @xrcds and @nxrcd; makes XRC domain lookup and
+ *	creation atomic
+ * @xrcds: XRC domains (struct sxrc_xrcd)
+ * @nxrcd: XRC domains alive
  */
 struct sxrc_dev {
 	struct miscdevice misc;
@@ -119,6 +125,9 @@ struct sxrc_dev {
 	struct mutex mcast_lock;	/* protects mcast_list */
 	struct list_head mcast_list;
 	struct sxrc_stats stats;
+	struct mutex xrcd_mutex;	/* see above */
+	struct list_head xrcds;
+	u32 nxrcd;
 };
 
 struct sxrc_ctx;
@@ -395,6 +404,11 @@ struct sxrc_wq {
  * @wq: the receive ring
  * @max_wr: usable depth
  * @limit: SRQ_LIMIT_REACHED fires when fewer WQEs than this remain
+ * @type: SXRC_SRQT_*
+ * @xrcd: SXRC_SRQT_XRC: its domain (a reference)
+ * @xopen: SXRC_SRQT_XRC: the context's open of the domain it was made
+ *	through (it depends on it)
+ * @cq: SXRC_SRQT_XRC: where its receive completions go
  * @rcu: freed after a grace period: SRQ numbers are looked up under RCU
  */
 struct sxrc_srq {
@@ -405,6 +419,10 @@ struct sxrc_srq {
 	struct sxrc_wq wq;
 	u32 max_wr;
 	u32 limit;
+	u32 type;
+	struct sxrc_xrcd *xrcd;
+	struct sxrc_xrcd_open *xopen;
+	struct sxrc_cq *cq;
 	struct rcu_head rcu;
 };
 
@@ -441,6 +459,9 @@ static inline struct sxrc_srq *to_sxrc_srq(struct sxrc_obj *obj)
  * @dead: destroyed; no new work is scheduled (under @lock)
  * @scratch: the engine's working memory for this send queue (under
  *	@sq_mutex), allocated on first use
+ * @xrcd: XRC_RECV: the domain it belongs to (a reference)
+ * @xrcd_entry: XRC_RECV: on xrcd->qps, under xrcd->lock
+ * @regs: XRC_RECV: registrations (struct sxrc_xrc_reg), under xrcd->lock
  * @stats: counters for the resource view
  * @rcu: freed after a grace period: QP numbers are looked up under RCU
  */
@@ -467,9 +488,61 @@ struct sxrc_qp {
 	u8 retry_left;
 	bool dead;
 	void *scratch;
+	struct sxrc_xrcd *xrcd;
+	struct list_head xrcd_entry;
+	struct list_head regs;
 	struct sxrc_stats stats;
 	struct rcu_head rcu;
 };
+
+/**
+ * struct sxrc_xrcd - an XRC domain, shared by the contexts that open it
+ * @ref: one per open handle, one per receive QP and XRC SRQ in it
+ * @dev: the device
+ * @inode: the inode that names it (a reference), NULL if anonymous
+ * @entry: on dev->xrcds, under dev->xrcd_mutex
+ * @lock: protects @qps and the registrations of those QPs
+ * @qps: its receive QPs (sxrc_qp.xrcd_entry)
+ */
+struct sxrc_xrcd {
+	struct kref ref;
+	struct sxrc_dev *dev;
+	struct inode *inode;
+	struct list_head entry;
+	struct mutex lock;	/* see above */
+	struct list_head qps;
+};
+
+/* One context's open of a domain: a handle of type SXRC_TYPE_XRCD. */
+struct sxrc_xrcd_open {
+	struct sxrc_obj obj;
+	struct sxrc_xrcd *xrcd;
+};
+
+static inline struct sxrc_xrcd_open *to_sxrc_xrcd_open(struct sxrc_obj *obj)
+{
+	return container_of(obj, struct sxrc_xrcd_open, obj);
+}
+
+/**
+ * struct sxrc_xrc_reg - a context's registration with a receive QP
+ * @obj: its handle (SXRC_TYPE_XRC_REG); user_cookie 0 marks a legacy
+ *	registration, whose events name the QP by number
+ * @qp: the receive QP (a reference)
+ * @xopen: the open of the domain it was made through (it depends on it)
+ * @entry: on qp->regs, under xrcd->lock
+ */
+struct sxrc_xrc_reg {
+	struct sxrc_obj obj;
+	struct sxrc_qp *qp;
+	struct sxrc_xrcd_open *xopen;
+	struct list_head entry;
+};
+
+static inline struct sxrc_xrc_reg *to_sxrc_xrc_reg(struct sxrc_obj *obj)
+{
+	return container_of(obj, struct sxrc_xrc_reg, obj);
+}
 
 /**
  * struct sxrc_ah - an address handle
@@ -537,12 +610,17 @@ extern unsigned int sxrc_max_cq;
 extern unsigned int sxrc_max_qp;
 extern unsigned int sxrc_max_srq;
 extern unsigned int sxrc_max_ah;
+extern unsigned int sxrc_max_xrcd;
 u32 sxrc_type_limit(enum sxrc_obj_type type);
 
 /* uctx.c: handles and object lifetime */
 int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
 		  enum sxrc_obj_type type, const struct sxrc_obj_ops *ops,
 		  u64 user_cookie);
+int sxrc_obj_init_shared(struct sxrc_ctx *ctx, struct sxrc_obj *obj,
+			 enum sxrc_obj_type type,
+			 const struct sxrc_obj_ops *ops);
+void sxrc_obj_release_shared(struct sxrc_obj *obj);
 struct sxrc_obj *sxrc_obj_get(struct sxrc_ctx *ctx, u32 handle,
 			      enum sxrc_obj_type type);
 void sxrc_obj_put(struct sxrc_obj *obj);
@@ -625,6 +703,24 @@ void sxrc_umem_put(struct sxrc_umem *umem);
 struct sxrc_dev *sxrc_dev_by_lid(u16 lid);
 struct sxrc_dev *sxrc_dev_by_guid(__be64 guid);
 u16 sxrc_port_lid(struct sxrc_dev *dev);
+
+/* xrc.c */
+int sxrc_xrcd_open(struct sxrc_call *call);
+int sxrc_xrcd_close(struct sxrc_call *call);
+int sxrc_xrcd_reg_qp(struct sxrc_call *call);
+int sxrc_xrcd_unreg_qp(struct sxrc_call *call);
+int sxrc_xrcd_modify_qp(struct sxrc_call *call);
+int sxrc_xrcd_query_qp(struct sxrc_call *call);
+int sxrc_qp_open(struct sxrc_call *call);
+void sxrc_xrcd_put(struct sxrc_xrcd *xrcd);
+int sxrc_xrc_reg_new(struct sxrc_call *call, struct sxrc_xrcd_open *xopen,
+		     struct sxrc_qp *qp, u64 user_cookie);
+void sxrc_xrc_qp_event(struct sxrc_qp *qp, u32 event_type);
+
+/* qp.c, for xrc.c */
+int sxrc_qp_do_modify(struct sxrc_qp *qp, const struct sxrc_qp_attr *a,
+		      u32 mask);
+void sxrc_qp_do_query(struct sxrc_qp *qp, struct sxrc_query_qp_out *out);
 
 /* srq.c */
 int sxrc_srq_create(struct sxrc_call *call);

@@ -24,10 +24,12 @@
  */
 static const enum sxrc_obj_type sxrc_destroy_order[] = {
 	SXRC_TYPE_QP,
+	SXRC_TYPE_XRC_REG,
 	SXRC_TYPE_SRQ,
 	SXRC_TYPE_CQ,
 	SXRC_TYPE_MR,
 	SXRC_TYPE_AH,
+	SXRC_TYPE_XRCD,
 	SXRC_TYPE_PD,
 };
 
@@ -68,22 +70,27 @@ static void sxrc_obj_release(struct kref *ref)
  * reserved handle that lookups do not see yet.  On failure nothing was
  * taken; the caller frees @obj.
  */
-int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
-		  enum sxrc_obj_type type, const struct sxrc_obj_ops *ops,
-		  u64 user_cookie)
+/**
+ * sxrc_obj_init_shared - count a new object that no handle names
+ * @ctx: the context that creates it (its events and its memory
+ *	accounting; the object may outlive the context's file)
+ * @obj: embedded header of the new object
+ * @type: its class
+ * @ops: its teardown
+ *
+ * For XRC receive QPs, which belong to their domain: they are reached
+ * through registration handles, and torn down with sxrc_obj_release_shared().
+ */
+int sxrc_obj_init_shared(struct sxrc_ctx *ctx, struct sxrc_obj *obj,
+			 enum sxrc_obj_type type,
+			 const struct sxrc_obj_ops *ops)
 {
-	struct sxrc_ctx *ctx = call->ctx;
 	atomic_t *count = &ctx->dev->nobj[type];
-	int ret;
-
-	if (WARN_ON_ONCE(call->new_obj))
-		return -EINVAL;
 
 	if (atomic_inc_return(count) > sxrc_type_limit(type)) {
 		atomic_dec(count);
 		return -ENOMEM;
 	}
-
 	kref_init(&obj->ref);
 	kref_get(&ctx->ref);
 	atomic_set(&obj->usage, 0);
@@ -92,6 +99,24 @@ int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
 	obj->ctx = ctx;
 	obj->type = type;
 	obj->ops = ops;
+	obj->handle = 0;
+	obj->user_cookie = 0;
+	return 0;
+}
+
+int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
+		  enum sxrc_obj_type type, const struct sxrc_obj_ops *ops,
+		  u64 user_cookie)
+{
+	struct sxrc_ctx *ctx = call->ctx;
+	int ret;
+
+	if (WARN_ON_ONCE(call->new_obj))
+		return -EINVAL;
+
+	ret = sxrc_obj_init_shared(ctx, obj, type, ops);
+	if (ret)
+		return ret;
 	obj->user_cookie = user_cookie;
 
 	/* A NULL entry reserves the index; xa_load() returns NULL for it. */
@@ -99,7 +124,7 @@ int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
 		       GFP_KERNEL);
 	if (ret) {
 		sxrc_ctx_put(ctx);
-		atomic_dec(count);
+		atomic_dec(&ctx->dev->nobj[type]);
 		return ret == -EBUSY ? -ENOMEM : ret;
 	}
 	call->new_obj = obj;
@@ -123,6 +148,12 @@ static void sxrc_obj_teardown(struct sxrc_obj *obj)
 		obj->ops->destroy(obj);
 	atomic_dec(&obj->ctx->dev->nobj[obj->type]);
 	kref_put(&obj->ref, sxrc_obj_release);
+}
+
+/* The last registration of a shared object went: tear it down. */
+void sxrc_obj_release_shared(struct sxrc_obj *obj)
+{
+	sxrc_obj_teardown(obj);
 }
 
 /* Creation failed after sxrc_obj_init(): free the handle and the object. */
@@ -369,6 +400,14 @@ static_assert(SXRC_SIZE_OK(struct sxrc_create_srq_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_create_srq_out));
 static_assert(SXRC_SIZE_OK(struct sxrc_srq_attr));
 static_assert(SXRC_SIZE_OK(struct sxrc_create_ah_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_open_qp_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_open_xrcd_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_xrc_qp_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_xrc_modify_in));
+/* Version 1 sizes of the structures that grew, still accepted. */
+static_assert(sizeof(struct sxrc_create_qp_in) == SXRC_CREATE_QP_IN_V1 + 8);
+static_assert(sizeof(struct sxrc_create_srq_in) ==
+	      SXRC_CREATE_SRQ_IN_V1 + 16);
 static_assert(sizeof(struct sxrc_ioctl_hdr) == 32);
 static_assert(sizeof(struct sxrc_ring_hdr) == SXRC_RING_HDR_SIZE);
 static_assert(sizeof(struct sxrc_cqe) == 48);
@@ -427,8 +466,13 @@ static const struct sxrc_method sxrc_channel_methods[] = {
 };
 
 static const struct sxrc_method sxrc_qp_methods[] = {
-	[SXRC_QP_CREATE] = SXRC_METHOD(sxrc_qp_create, struct sxrc_create_qp_in,
-				       struct sxrc_create_qp_out),
+	[SXRC_QP_CREATE] = {
+		.handler = sxrc_qp_create,
+		.in_min = SXRC_CREATE_QP_IN_V1,
+		.in_size = sizeof(struct sxrc_create_qp_in),
+		.out_min = sizeof(struct sxrc_create_qp_out),
+		.out_size = sizeof(struct sxrc_create_qp_out),
+	},
 	[SXRC_QP_DESTROY] = SXRC_METHOD(sxrc_qp_destroy, struct sxrc_handle_in,
 					struct sxrc_destroy_out),
 	[SXRC_QP_MODIFY] = SXRC_METHOD_IN(sxrc_qp_modify,
@@ -439,12 +483,18 @@ static const struct sxrc_method sxrc_qp_methods[] = {
 						struct sxrc_mcast_in),
 	[SXRC_QP_DETACH_MCAST] = SXRC_METHOD_IN(sxrc_qp_detach_mcast,
 						struct sxrc_mcast_in),
+	[SXRC_QP_OPEN] = SXRC_METHOD(sxrc_qp_open, struct sxrc_open_qp_in,
+				     struct sxrc_handle_out),
 };
 
 static const struct sxrc_method sxrc_srq_methods[] = {
-	[SXRC_SRQ_CREATE] = SXRC_METHOD(sxrc_srq_create,
-					struct sxrc_create_srq_in,
-					struct sxrc_create_srq_out),
+	[SXRC_SRQ_CREATE] = {
+		.handler = sxrc_srq_create,
+		.in_min = SXRC_CREATE_SRQ_IN_V1,
+		.in_size = sizeof(struct sxrc_create_srq_in),
+		.out_min = sizeof(struct sxrc_create_srq_out),
+		.out_size = sizeof(struct sxrc_create_srq_out),
+	},
 	[SXRC_SRQ_DESTROY] = SXRC_METHOD(sxrc_srq_destroy,
 					 struct sxrc_handle_in,
 					 struct sxrc_destroy_out),
@@ -459,6 +509,23 @@ static const struct sxrc_method sxrc_ah_methods[] = {
 				       struct sxrc_handle_out),
 	[SXRC_AH_DESTROY] = SXRC_METHOD_IN(sxrc_ah_destroy,
 					   struct sxrc_handle_in),
+};
+
+static const struct sxrc_method sxrc_xrcd_methods[] = {
+	[SXRC_XRCD_OPEN] = SXRC_METHOD(sxrc_xrcd_open, struct sxrc_open_xrcd_in,
+				       struct sxrc_handle_out),
+	[SXRC_XRCD_CLOSE] = SXRC_METHOD_IN(sxrc_xrcd_close,
+					   struct sxrc_handle_in),
+	[SXRC_XRCD_REG_QP] = SXRC_METHOD(sxrc_xrcd_reg_qp,
+					 struct sxrc_xrc_qp_in,
+					 struct sxrc_handle_out),
+	[SXRC_XRCD_UNREG_QP] = SXRC_METHOD_IN(sxrc_xrcd_unreg_qp,
+					      struct sxrc_xrc_qp_in),
+	[SXRC_XRCD_MODIFY_QP] = SXRC_METHOD_IN(sxrc_xrcd_modify_qp,
+					       struct sxrc_xrc_modify_in),
+	[SXRC_XRCD_QUERY_QP] = SXRC_METHOD(sxrc_xrcd_query_qp,
+					   struct sxrc_xrc_qp_in,
+					   struct sxrc_query_qp_out),
 };
 
 static const struct {
@@ -476,6 +543,7 @@ static const struct {
 	[SXRC_OBJ_QP] = { sxrc_qp_methods, ARRAY_SIZE(sxrc_qp_methods) },
 	[SXRC_OBJ_SRQ] = { sxrc_srq_methods, ARRAY_SIZE(sxrc_srq_methods) },
 	[SXRC_OBJ_AH] = { sxrc_ah_methods, ARRAY_SIZE(sxrc_ah_methods) },
+	[SXRC_OBJ_XRCD] = { sxrc_xrcd_methods, ARRAY_SIZE(sxrc_xrcd_methods) },
 };
 
 static_assert(ARRAY_SIZE(sxrc_objects) == SXRC_OBJ_MAX);

@@ -378,7 +378,12 @@ TEST_F(srq, create_srq_ex)
 	EXPECT_LE(4, ex.attr.max_wr);
 	EXPECT_EQ(0, ibv_destroy_srq(srq));
 
+	/* An XRC SRQ without its domain and CQ; tag matching. */
 	ex.srq_type = IBV_SRQT_XRC;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_srq_ex(self->ctx, &ex));
+	EXPECT_EQ(EINVAL, errno);
+	ex.srq_type = IBV_SRQT_TM;
 	errno = 0;
 	EXPECT_EQ(NULL, ibv_create_srq_ex(self->ctx, &ex));
 	EXPECT_EQ(EOPNOTSUPP, errno);

@@ -51,6 +51,11 @@ SXRC_EXPORT int ibv_get_async_event(struct ibv_context *context,
 			break;
 		}
 		break;
+	case SXRC_ELEMENT_XRC_QPN:
+		/* OFED 1.5: the QP by number, the type flagged. */
+		event->event_type |= IBV_XRC_QP_EVENT_FLAG;
+		event->element.port_num = rec.element;
+		break;
 	default:
 		errno = EPROTO;
 		return -1;
@@ -65,6 +70,9 @@ SXRC_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 	pthread_cond_t *cond;
 	uint32_t *count;
 
+	/* OFED-style receive QP events name no object: nothing to count. */
+	if (event->event_type & IBV_XRC_QP_EVENT_FLAG)
+		return;
 	switch (event->event_type) {
 	case IBV_EVENT_CQ_ERR:
 		mutex = &event->element.cq->mutex;

@@ -187,6 +187,10 @@ SXRC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.query_device_ex = sxrc_query_device_ex;
 	ctx->vctx.create_qp_ex = sxrc_create_qp_ex;
 	ctx->vctx.create_srq_ex = sxrc_create_srq_ex;
+	ctx->vctx.get_srq_num = sxrc_get_srq_num;
+	ctx->vctx.open_xrcd = sxrc_open_xrcd;
+	ctx->vctx.close_xrcd = sxrc_close_xrcd;
+	ctx->vctx.open_qp = sxrc_open_qp;
 	ctx->vctx.context.ops.poll_cq = sxrc_poll_cq;
 	ctx->vctx.context.ops.req_notify_cq = sxrc_req_notify_cq;
 	ctx->vctx.context.ops.post_send = sxrc_post_send;

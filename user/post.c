@@ -142,9 +142,9 @@ int sxrc_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct sxrc_qp *qp = to_sxrc_qp(ibqp);
 	int ret = 0;
 
-	/* Sending needs RTS (or a state it moves on from by itself). */
-	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
-	    ibqp->state == IBV_QPS_RTR) {
+	/* Sending needs a send queue in RTS (or one it left by itself). */
+	if (!qp->sq.ring.map || ibqp->state == IBV_QPS_RESET ||
+	    ibqp->state == IBV_QPS_INIT || ibqp->state == IBV_QPS_RTR) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -170,8 +170,8 @@ int sxrc_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct sxrc_qp *qp = to_sxrc_qp(ibqp);
 	int ret;
 
-	/* A QP on an SRQ has no receive queue of its own. */
-	if (ibqp->srq || ibqp->state == IBV_QPS_RESET) {
+	/* A QP on an SRQ, or an XRC QP, has no receive queue of its own. */
+	if (!qp->rq.ring.map || ibqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

@@ -24,15 +24,22 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 	struct sxrc_qp *qp;
 	int ret;
 
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
-	    !attr->send_cq || !attr->recv_cq) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
 				IBV_QP_INIT_ATTR_CREATE_FLAGS |
 				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->qp_type == IBV_QPT_XRC_RECV) {
+		/* It belongs to the domain: no PD, CQs or queues. */
+		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd) {
+			errno = EINVAL;
+			return NULL;
+		}
+	} else if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
+		   !attr->send_cq ||
+		   (!attr->recv_cq && attr->qp_type != IBV_QPT_XRC_SEND)) {
+		errno = EINVAL;
 		return NULL;
 	}
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
@@ -51,17 +58,21 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 		return NULL;
 
 	in.user_cookie = (uintptr_t)&qp->ibqp;
-	in.pd_handle = to_sxrc_pd(attr->pd)->handle;
-	in.send_cq_handle = attr->send_cq->handle;
-	in.recv_cq_handle = attr->recv_cq->handle;
-	in.srq_handle = attr->srq ? attr->srq->handle : 0;
 	in.qp_type = attr->qp_type;
-	in.sq_sig_all = !!attr->sq_sig_all;
-	in.max_send_wr = attr->cap.max_send_wr;
-	in.max_recv_wr = attr->cap.max_recv_wr;
-	in.max_send_sge = attr->cap.max_send_sge;
-	in.max_recv_sge = attr->cap.max_recv_sge;
-	in.max_inline_data = attr->cap.max_inline_data;
+	if (attr->qp_type == IBV_QPT_XRC_RECV) {
+		in.xrcd_handle = to_sxrc_xrcd(attr->xrcd)->handle;
+	} else {
+		in.pd_handle = to_sxrc_pd(attr->pd)->handle;
+		in.send_cq_handle = attr->send_cq->handle;
+		in.recv_cq_handle = attr->recv_cq ? attr->recv_cq->handle : 0;
+		in.srq_handle = attr->srq ? attr->srq->handle : 0;
+		in.sq_sig_all = !!attr->sq_sig_all;
+		in.max_send_wr = attr->cap.max_send_wr;
+		in.max_recv_wr = attr->cap.max_recv_wr;
+		in.max_send_sge = attr->cap.max_send_sge;
+		in.max_recv_sge = attr->cap.max_recv_sge;
+		in.max_inline_data = attr->cap.max_inline_data;
+	}
 
 	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_CREATE,
 			  &in, sizeof(in), &out, sizeof(out));
@@ -183,7 +194,7 @@ static void sxrc_ah_from_kern(struct ibv_ah_attr *a, const struct sxrc_ah_attr *
 }
 
 /* Fields the application did not name in the mask are not read. */
-static void sxrc_qp_attr_to_kern(struct sxrc_qp_attr *k,
+void sxrc_qp_attr_to_kern(struct sxrc_qp_attr *k,
 				 const struct ibv_qp_attr *a, int mask)
 {
 	k->qp_state = a->qp_state;
@@ -233,20 +244,9 @@ SXRC_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 	return 0;
 }
 
-SXRC_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
-			     int attr_mask, struct ibv_qp_init_attr *init_attr)
+void sxrc_qp_attr_from_kern(struct ibv_qp_attr *attr,
+			    const struct sxrc_qp_attr *k)
 {
-	struct sxrc_handle_in in = { .handle = ibqp->handle };
-	struct sxrc_query_qp_out out;
-	const struct sxrc_qp_attr *k = &out.attr;
-	int ret;
-
-	(void)attr_mask;	/* a hint: everything is returned */
-	ret = sxrc_invoke(ibqp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_QUERY,
-			  &in, sizeof(in), &out, sizeof(out));
-	if (ret)
-		return ret;
-
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = k->qp_state;
 	attr->cur_qp_state = k->cur_qp_state;
@@ -278,6 +278,21 @@ SXRC_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	attr->alt_port_num = k->alt_port_num;
 	attr->alt_timeout = k->alt_timeout;
 	attr->rate_limit = k->rate_limit;
+}
+
+SXRC_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			     int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct sxrc_handle_in in = { .handle = ibqp->handle };
+	struct sxrc_query_qp_out out;
+	int ret;
+
+	(void)attr_mask;	/* a hint: everything is returned */
+	ret = sxrc_invoke(ibqp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_QUERY,
+			  &in, sizeof(in), &out, sizeof(out));
+	if (ret)
+		return ret;
+	sxrc_qp_attr_from_kern(attr, &out.attr);
 
 	if (init_attr) {
 		memset(init_attr, 0, sizeof(*init_attr));

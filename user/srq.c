@@ -19,12 +19,31 @@ struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
 		errno = EINVAL;
 		return NULL;
 	}
-	if ((attr->comp_mask & ~(IBV_SRQ_INIT_ATTR_PD |
-				 IBV_SRQ_INIT_ATTR_TYPE)) ||
-	    ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
-	     attr->srq_type != IBV_SRQT_BASIC)) {
+	if (attr->comp_mask & ~(IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE |
+				IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ)) {
 		errno = EOPNOTSUPP;
 		return NULL;
+	}
+	if (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) {
+		switch (attr->srq_type) {
+		case IBV_SRQT_BASIC:
+			break;
+		case IBV_SRQT_XRC:
+			/* An XRC SRQ needs its domain and its CQ. */
+			if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) ||
+			    !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ||
+			    !attr->xrcd || !attr->cq) {
+				errno = EINVAL;
+				return NULL;
+			}
+			in.srq_type = SXRC_SRQT_XRC;
+			in.xrcd_handle = to_sxrc_xrcd(attr->xrcd)->handle;
+			in.cq_handle = attr->cq->handle;
+			break;
+		default:
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
 	}
 
 	srq = calloc(1, sizeof(*srq));
@@ -63,6 +82,12 @@ err_free:
 	free(srq);
 	errno = ret;
 	return NULL;
+}
+
+int sxrc_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
+{
+	*srq_num = to_sxrc_srq(srq)->srq_num;
+	return 0;
 }
 
 SXRC_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,

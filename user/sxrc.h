@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <infiniband/softxrc_xrc.h>
 #include <rdma/softxrc-abi.h>
 
 #define SXRC_EXPORT __attribute__((visibility("default")))
@@ -155,6 +156,23 @@ struct sxrc_srq {
 	struct sxrc_uwq wq;
 };
 
+/**
+ * struct sxrc_xrcd - an open XRC domain, seen through either API
+ * @ibxrcd: rdma-core's view (ibv_open_xrcd)
+ * @legacy: OFED 1.5's view (ibv_open_xrc_domain)
+ * @handle: the kernel handle of the open
+ */
+struct sxrc_xrcd {
+	struct ibv_xrcd ibxrcd;
+	struct ibv_xrc_domain legacy;
+	uint32_t handle;
+};
+
+static inline struct sxrc_xrcd *to_sxrc_xrcd(struct ibv_xrcd *x)
+{
+	return sxrc_container_of(x, struct sxrc_xrcd, ibxrcd);
+}
+
 static inline struct sxrc_context *to_sxrc_ctx(struct ibv_context *ctx)
 {
 	return sxrc_container_of(ctx, struct sxrc_context, vctx.context);
@@ -216,14 +234,26 @@ void sxrc_qp_init_wr_ops(struct sxrc_qp *qp);
 /* qp.c */
 struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 				 struct ibv_qp_init_attr_ex *attr);
+void sxrc_qp_attr_to_kern(struct sxrc_qp_attr *k,
+			  const struct ibv_qp_attr *a, int mask);
+void sxrc_qp_attr_from_kern(struct ibv_qp_attr *attr,
+			    const struct sxrc_qp_attr *k);
 int sxrc_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 int sxrc_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
 
+/* xrc.c */
+struct ibv_xrcd *sxrc_open_xrcd(struct ibv_context *context,
+				struct ibv_xrcd_init_attr *attr);
+int sxrc_close_xrcd(struct ibv_xrcd *xrcd);
+struct ibv_qp *sxrc_open_qp(struct ibv_context *context,
+			    struct ibv_qp_open_attr *attr);
+
 /* srq.c */
 struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
 				   struct ibv_srq_init_attr_ex *attr);
+int sxrc_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 int sxrc_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
 

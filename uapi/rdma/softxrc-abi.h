@@ -110,6 +110,8 @@ struct sxrc_ioctl_hdr {
  * @SXRC_OBJ_QP: queue pairs
  * @SXRC_OBJ_SRQ: shared receive queues
  * @SXRC_OBJ_AH: address handles (UD)
+ * @SXRC_OBJ_XRCD: XRC domains, and the legacy OFED calls on their
+ *	receive QPs
  */
 enum sxrc_object {
 	SXRC_OBJ_CTX = 0,
@@ -121,6 +123,7 @@ enum sxrc_object {
 	SXRC_OBJ_QP = 6,
 	SXRC_OBJ_SRQ = 7,
 	SXRC_OBJ_AH = 8,
+	SXRC_OBJ_XRCD = 9,
 	SXRC_OBJ_MAX,
 };
 
@@ -135,12 +138,14 @@ enum sxrc_ctx_method {
  * enum sxrc_features - behaviour bits announced in sxrc_query_ctx_out
  * @SXRC_FEATURE_ASYNC_EVENTS: read()/poll() on the device fd deliver
  *	struct sxrc_async_event records
+ * @SXRC_FEATURE_XRC: XRC domains, SRQs and QPs (SXRC_OBJ_XRCD)
  */
 enum sxrc_features {
 	SXRC_FEATURE_ASYNC_EVENTS = 1 << 0,
+	SXRC_FEATURE_XRC = 1 << 1,
 };
 
-#define SXRC_FEATURES_ALL	(SXRC_FEATURE_ASYNC_EVENTS)
+#define SXRC_FEATURES_ALL	(SXRC_FEATURE_ASYNC_EVENTS | SXRC_FEATURE_XRC)
 
 /**
  * struct sxrc_query_ctx_out - SXRC_CTX_QUERY output; the method has no
@@ -819,6 +824,7 @@ enum sxrc_qp_method {
 	SXRC_QP_QUERY = 3,
 	SXRC_QP_ATTACH_MCAST = 4,
 	SXRC_QP_DETACH_MCAST = 5,
+	SXRC_QP_OPEN = 6,
 };
 
 /* qp_type values: enum ibv_qp_type */
@@ -854,6 +860,17 @@ enum sxrc_qp_state {
  * @max_recv_sge: scatter entries per receive WR (ignored with an SRQ)
  * @max_inline_data: inline bytes per send WR
  * @flags: zero
+ * @xrcd_handle: XRC_RECV: the XRC domain (an SXRC_XRCD_OPEN handle); the
+ *	QP belongs to the domain and the handle returned is this context's
+ *	registration with it.  Zero for the other types.
+ * @reserved: zero
+ *
+ * XRC_SEND QPs have a send queue only (no receive queue, no SRQ, the
+ * receive CQ is optional); XRC_RECV QPs have no queues, no CQs and no PD
+ * (@pd_handle, the CQ handles and the caps must be zero).
+ *
+ * Version 1 of this structure ended at @flags (56 bytes); the kernel
+ * accepts both sizes.
  */
 struct sxrc_create_qp_in {
 	__aligned_u64 user_cookie;
@@ -869,7 +886,11 @@ struct sxrc_create_qp_in {
 	__u32 max_recv_sge;
 	__u32 max_inline_data;
 	__u32 flags;
+	__u32 xrcd_handle;
+	__u32 reserved;
 };
+
+#define SXRC_CREATE_QP_IN_V1	56
 
 /**
  * struct sxrc_wq_info - one work queue ring of a QP or SRQ
@@ -1083,6 +1104,26 @@ struct sxrc_mcast_in {
 	__u8 gid[16];
 };
 
+/**
+ * struct sxrc_open_qp_in - input of SXRC_QP_OPEN (output: a handle)
+ * @user_cookie: returned in async events about the QP, for this handle
+ * @xrcd_handle: the XRC domain (this context's SXRC_XRCD_OPEN handle)
+ * @qp_num: an XRC_RECV QP of that domain
+ * @qp_type: SXRC_QPT_XRC_RECV
+ * @reserved: zero
+ *
+ * Registers this context with the receive QP (ibv_open_qp()): the handle
+ * can modify and query the QP, and destroying it unregisters.  The QP
+ * lives while any registration does.
+ */
+struct sxrc_open_qp_in {
+	__aligned_u64 user_cookie;
+	__u32 xrcd_handle;
+	__u32 qp_num;
+	__u32 qp_type;
+	__u32 reserved;
+};
+
 /* --------------------------------------------------------------------
  * SXRC_OBJ_SRQ
  */
@@ -1102,6 +1143,12 @@ enum sxrc_srq_method {
  * @srq_limit: arm the limit event at this level (0: not armed)
  * @flags: zero
  * @reserved: zero
+ * @srq_type: SXRC_SRQT_*
+ * @xrcd_handle: SXRC_SRQT_XRC: the XRC domain (SXRC_XRCD_OPEN handle)
+ * @cq_handle: SXRC_SRQT_XRC: the CQ its receive completions go to
+ * @reserved2: zero
+ *
+ * Version 1 of this structure ended at @reserved (32 bytes).
  */
 struct sxrc_create_srq_in {
 	__aligned_u64 user_cookie;
@@ -1111,7 +1158,17 @@ struct sxrc_create_srq_in {
 	__u32 srq_limit;
 	__u32 flags;
 	__u32 reserved;
+	__u32 srq_type;
+	__u32 xrcd_handle;
+	__u32 cq_handle;
+	__u32 reserved2;
 };
+
+#define SXRC_CREATE_SRQ_IN_V1	32
+
+/* srq_type values: enum ibv_srq_type */
+#define SXRC_SRQT_BASIC		0
+#define SXRC_SRQT_XRC		1
 
 /**
  * struct sxrc_create_srq_out - output of SXRC_SRQ_CREATE
@@ -1175,6 +1232,85 @@ struct sxrc_create_ah_in {
 };
 
 /* --------------------------------------------------------------------
+ * SXRC_OBJ_XRCD
+ *
+ * An XRC domain is shared by every process that opens it through the
+ * same file (the inode, held by the domain, not the file: the file may
+ * be closed or unlinked afterwards), on the same device.  Each open is a
+ * handle of the opening context; the domain goes with the last.
+ *
+ * Its receive QPs (XRC_RECV) belong to the domain, not to a process.  A
+ * context is registered with a receive QP by creating it, by
+ * SXRC_QP_OPEN, or by SXRC_XRCD_REG_QP; each registration is a handle of
+ * that context, and the QP is destroyed when the last registration goes
+ * (an explicit unregister, a destroy of the handle, or the context's
+ * close, kill -9 included).  Async events of a receive QP reach every
+ * registration.
+ *
+ * SXRC_XRCD_CLOSE fails with EBUSY while this context has QPs, SRQs or
+ * registrations made through the handle.
+ */
+enum sxrc_xrcd_method {
+	SXRC_XRCD_OPEN = 0,
+	SXRC_XRCD_CLOSE = 1,
+	SXRC_XRCD_REG_QP = 2,
+	SXRC_XRCD_UNREG_QP = 3,
+	SXRC_XRCD_MODIFY_QP = 4,
+	SXRC_XRCD_QUERY_QP = 5,
+};
+
+/* oflags: the values of O_CREAT and O_EXCL of <fcntl.h> */
+#define SXRC_XRCD_O_CREAT	00000100
+#define SXRC_XRCD_O_EXCL	00000200
+
+/**
+ * struct sxrc_open_xrcd_in - input of SXRC_XRCD_OPEN (output: a handle)
+ * @user_cookie: opaque value for the library
+ * @fd: a file whose inode names the domain, or -1 for a new anonymous
+ *	domain (then @oflags must be exactly O_CREAT)
+ * @oflags: O_CREAT: create the domain if there is none; O_CREAT|O_EXCL:
+ *	fail if there is one.  Errors: EBADF for a bad @fd, EINVAL for
+ *	O_EXCL on an existing domain or unknown flags, EAGAIN for a missing
+ *	domain without O_CREAT (as ib_uverbs).
+ */
+struct sxrc_open_xrcd_in {
+	__aligned_u64 user_cookie;
+	__s32 fd;
+	__u32 oflags;
+};
+
+/**
+ * struct sxrc_xrc_qp_in - input of SXRC_XRCD_REG_QP, _UNREG_QP, _QUERY_QP
+ * @xrcd_handle: this context's handle of the domain
+ * @qp_num: a receive QP of that domain (else EINVAL)
+ *
+ * SXRC_XRCD_REG_QP registers this context (output: the registration's
+ * handle); registering again is a no-op returning the same handle.
+ * SXRC_XRCD_UNREG_QP drops this context's registration (EINVAL if none).
+ * SXRC_XRCD_QUERY_QP outputs a struct sxrc_query_qp_out.
+ */
+struct sxrc_xrc_qp_in {
+	__u32 xrcd_handle;
+	__u32 qp_num;
+};
+
+/**
+ * struct sxrc_xrc_modify_in - input of SXRC_XRCD_MODIFY_QP
+ * @xrcd_handle: this context's handle of the domain
+ * @qp_num: a receive QP of that domain
+ * @attr_mask: as sxrc_modify_qp_in
+ * @reserved: zero
+ * @attr: as sxrc_modify_qp_in
+ */
+struct sxrc_xrc_modify_in {
+	__u32 xrcd_handle;
+	__u32 qp_num;
+	__u32 attr_mask;
+	__u32 reserved;
+	struct sxrc_qp_attr attr;
+};
+
+/* --------------------------------------------------------------------
  * Asynchronous events
  *
  * read() on the device fd returns whole struct sxrc_async_event records
@@ -1206,10 +1342,13 @@ struct sxrc_create_ah_in {
  * enum sxrc_async_element - what sxrc_async_event.element names
  * @SXRC_ELEMENT_PORT: @element is a port number
  * @SXRC_ELEMENT_OBJECT: @element is the user_cookie of an object
+ * @SXRC_ELEMENT_XRC_QPN: @element is the number of an XRC receive QP the
+ *	context registered with through SXRC_XRCD_REG_QP (legacy API)
  */
 enum sxrc_async_element {
 	SXRC_ELEMENT_PORT = 0,
 	SXRC_ELEMENT_OBJECT = 1,
+	SXRC_ELEMENT_XRC_QPN = 2,
 };
 
 /**

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: XRC domains, and the registrations that keep XRC receive QPs
+ * alive.
+ *
+ * A domain is found by the inode of the file the caller names, so
+ * unrelated processes opening the same file share it; lookup and
+ * creation happen under dev->xrcd_mutex, which makes O_CREAT|O_EXCL
+ * atomic across processes.  Each open is a handle of the opening
+ * context.  A receive QP belongs to its domain; each context reaches it
+ * through registrations (handles too), and the QP is torn down with the
+ * last one, whoever holds it and however it goes.
+ */
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/slab.h>
+
+#include "sxrc.h"
+
+#define SXRC_XRCD_OFLAGS	(SXRC_XRCD_O_CREAT | SXRC_XRCD_O_EXCL)
+
+static void sxrc_xrcd_free(struct kref *ref)
+	__releases(&xrcd->dev->xrcd_mutex)
+{
+	struct sxrc_xrcd *xrcd = container_of(ref, struct sxrc_xrcd, ref);
+	struct sxrc_dev *dev = xrcd->dev;
+
+	list_del(&xrcd->entry);
+	dev->nxrcd--;
+	mutex_unlock(&dev->xrcd_mutex);
+	WARN_ON_ONCE(!list_empty(&xrcd->qps));
+	if (xrcd->inode)
+		iput(xrcd->inode);
+	kfree(xrcd);
+}
+
+/* The last reference removes the domain from the device's list. */
+void sxrc_xrcd_put(struct sxrc_xrcd *xrcd)
+{
+	kref_put_mutex(&xrcd->ref, sxrc_xrcd_free, &xrcd->dev->xrcd_mutex);
+}
+
+/* Find the domain of @inode (NULL: a new anonymous one), or make it. */
+static struct sxrc_xrcd *sxrc_xrcd_get(struct sxrc_dev *dev,
+				       struct inode *inode, u32 oflags)
+{
+	struct sxrc_xrcd *xrcd;
+
+	mutex_lock(&dev->xrcd_mutex);
+	if (inode) {
+		list_for_each_entry(xrcd, &dev->xrcds, entry) {
+			if (xrcd->inode != inode)
+				continue;
+			if (oflags & SXRC_XRCD_O_EXCL) {
+				xrcd = ERR_PTR(-EINVAL);
+				goto out;
+			}
+			kref_get(&xrcd->ref);
+			goto out;
+		}
+	}
+	if (!(oflags & SXRC_XRCD_O_CREAT)) {
+		xrcd = ERR_PTR(-EAGAIN);
+		goto out;
+	}
+	if (dev->nxrcd >= sxrc_max_xrcd) {
+		xrcd = ERR_PTR(-ENOMEM);
+		goto out;
+	}
+	xrcd = kzalloc(sizeof(*xrcd), GFP_KERNEL_ACCOUNT);
+	if (!xrcd) {
+		xrcd = ERR_PTR(-ENOMEM);
+		goto out;
+	}
+	kref_init(&xrcd->ref);
+	xrcd->dev = dev;
+	mutex_init(&xrcd->lock);
+	INIT_LIST_HEAD(&xrcd->qps);
+	if (inode) {
+		ihold(inode);
+		xrcd->inode = inode;
+	}
+	list_add(&xrcd->entry, &dev->xrcds);
+	dev->nxrcd++;
+out:
+	mutex_unlock(&dev->xrcd_mutex);
+	return xrcd;
+}
+
+static void sxrc_xrcd_open_destroy(struct sxrc_obj *obj)
+{
+	sxrc_xrcd_put(to_sxrc_xrcd_open(obj)->xrcd);
+}
+
+static void sxrc_xrcd_open_release(struct sxrc_obj *obj)
+{
+	kfree(to_sxrc_xrcd_open(obj));
+}
+
+static const struct sxrc_obj_ops sxrc_xrcd_open_ops = {
+	.destroy = sxrc_xrcd_open_destroy,
+	.release = sxrc_xrcd_open_release,
+};
+
+int sxrc_xrcd_open(struct sxrc_call *call)
+{
+	const struct sxrc_open_xrcd_in *in = call->in;
+	struct sxrc_handle_out *out = call->out;
+	struct sxrc_xrcd_open *xopen;
+	struct inode *inode = NULL;
+	struct sxrc_xrcd *xrcd;
+	struct file *file;
+	int ret;
+
+	if (in->oflags & ~SXRC_XRCD_OFLAGS)
+		return -EINVAL;
+	if (in->fd == -1) {
+		/* Anonymous: nobody else can name it, so only O_CREAT. */
+		if (in->oflags != SXRC_XRCD_O_CREAT)
+			return -EINVAL;
+	} else {
+		file = in->fd >= 0 ? fget(in->fd) : NULL;
+		if (!file)
+			return -EBADF;
+		inode = file_inode(file);
+		ihold(inode);
+		fput(file);
+	}
+
+	xrcd = sxrc_xrcd_get(call->ctx->dev, inode, in->oflags);
+	if (inode)
+		iput(inode);
+	if (IS_ERR(xrcd))
+		return PTR_ERR(xrcd);
+
+	xopen = kzalloc(sizeof(*xopen), GFP_KERNEL_ACCOUNT);
+	if (!xopen) {
+		ret = -ENOMEM;
+		goto err_put;
+	}
+	xopen->xrcd = xrcd;
+	ret = sxrc_obj_init(call, &xopen->obj, SXRC_TYPE_XRCD,
+			    &sxrc_xrcd_open_ops, in->user_cookie);
+	if (ret)
+		goto err_free;
+	out->handle = xopen->obj.handle;
+	return 0;
+
+err_free:
+	kfree(xopen);
+err_put:
+	sxrc_xrcd_put(xrcd);
+	return ret;
+}
+
+int sxrc_xrcd_close(struct sxrc_call *call)
+{
+	const struct sxrc_handle_in *in = call->in;
+
+	if (in->reserved)
+		return -EINVAL;
+	return sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_XRCD, NULL);
+}
+
+/* ------------------------------------------------------------------
+ * Registrations
+ */
+
+/*
+ * A registration goes: the QP goes with the last one.  The QP is torn
+ * down outside xrcd->lock: its teardown waits for its engine.
+ */
+static void sxrc_xrc_reg_destroy(struct sxrc_obj *obj)
+{
+	struct sxrc_xrc_reg *reg = to_sxrc_xrc_reg(obj);
+	struct sxrc_qp *qp = reg->qp;
+	struct sxrc_xrcd *xrcd = qp->xrcd;
+	bool last;
+
+	mutex_lock(&xrcd->lock);
+	list_del(&reg->entry);
+	last = list_empty(&qp->regs);
+	if (last)
+		list_del_init(&qp->xrcd_entry);
+	mutex_unlock(&xrcd->lock);
+
+	sxrc_obj_undepend(&reg->xopen->obj);
+	if (last)
+		sxrc_obj_release_shared(&qp->obj);
+}
+
+static void sxrc_xrc_reg_release(struct sxrc_obj *obj)
+{
+	struct sxrc_xrc_reg *reg = to_sxrc_xrc_reg(obj);
+
+	sxrc_obj_drop(&reg->qp->obj);
+	kfree(reg);
+}
+
+static const struct sxrc_obj_ops sxrc_xrc_reg_ops = {
+	.destroy = sxrc_xrc_reg_destroy,
+	.release = sxrc_xrc_reg_release,
+};
+
+/**
+ * sxrc_xrc_reg_new - register the calling context with a receive QP
+ * @call: the call; the registration is its new object
+ * @xopen: the context's open of the QP's domain (the caller holds it)
+ * @qp: the receive QP (the caller holds a reference)
+ * @user_cookie: for the QP's async events on this registration; 0 for
+ *	the legacy API, whose events name the QP by number
+ *
+ * Return: 0, with the handle in call->new_obj; or an errno.
+ */
+int sxrc_xrc_reg_new(struct sxrc_call *call, struct sxrc_xrcd_open *xopen,
+		     struct sxrc_qp *qp, u64 user_cookie)
+{
+	struct sxrc_xrc_reg *reg;
+	int ret;
+
+	reg = kzalloc(sizeof(*reg), GFP_KERNEL_ACCOUNT);
+	if (!reg)
+		return -ENOMEM;
+	ret = sxrc_obj_init(call, &reg->obj, SXRC_TYPE_XRC_REG,
+			    &sxrc_xrc_reg_ops, user_cookie);
+	if (ret) {
+		kfree(reg);
+		return ret;
+	}
+	kref_get(&qp->obj.ref);
+	reg->qp = qp;
+	reg->xopen = xopen;
+	sxrc_obj_depend(&xopen->obj);
+	mutex_lock(&qp->xrcd->lock);
+	list_add_tail(&reg->entry, &qp->regs);
+	mutex_unlock(&qp->xrcd->lock);
+	return 0;
+}
+
+/*
+ * The receive QP @qpn of the domain behind @xrcd_handle, with a
+ * reference, and the open it was looked up through (put both).
+ */
+static struct sxrc_qp *sxrc_xrc_find_qp(struct sxrc_ctx *ctx, u32 xrcd_handle,
+					u32 qpn, struct sxrc_obj **xobj)
+{
+	struct sxrc_xrcd *xrcd;
+	struct sxrc_qp *qp, *found = NULL;
+
+	*xobj = sxrc_obj_get(ctx, xrcd_handle, SXRC_TYPE_XRCD);
+	if (IS_ERR(*xobj))
+		return ERR_CAST(*xobj);
+	xrcd = to_sxrc_xrcd_open(*xobj)->xrcd;
+
+	mutex_lock(&xrcd->lock);
+	list_for_each_entry(qp, &xrcd->qps, xrcd_entry) {
+		if (qp->qpn == qpn) {
+			kref_get(&qp->obj.ref);
+			found = qp;
+			break;
+		}
+	}
+	mutex_unlock(&xrcd->lock);
+	if (!found) {
+		/* Not a receive QP, or one of another domain. */
+		sxrc_obj_put(*xobj);
+		return ERR_PTR(-EINVAL);
+	}
+	return found;
+}
+
+/* This context's first registration with @qp, or NULL (xrcd->lock held). */
+static struct sxrc_xrc_reg *sxrc_xrc_reg_of(struct sxrc_qp *qp,
+					    struct sxrc_ctx *ctx)
+{
+	struct sxrc_xrc_reg *reg;
+
+	lockdep_assert_held(&qp->xrcd->lock);
+	list_for_each_entry(reg, &qp->regs, entry)
+		if (reg->obj.ctx == ctx)
+			return reg;
+	return NULL;
+}
+
+int sxrc_xrcd_reg_qp(struct sxrc_call *call)
+{
+	const struct sxrc_xrc_qp_in *in = call->in;
+	struct sxrc_handle_out *out = call->out;
+	struct sxrc_xrc_reg *reg;
+	struct sxrc_obj *xobj;
+	struct sxrc_qp *qp;
+	int ret = 0;
+
+	qp = sxrc_xrc_find_qp(call->ctx, in->xrcd_handle, in->qp_num, &xobj);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+
+	/* A process is registered or not: registering again changes nothing. */
+	mutex_lock(&qp->xrcd->lock);
+	reg = sxrc_xrc_reg_of(qp, call->ctx);
+	if (reg)
+		out->handle = reg->obj.handle;
+	mutex_unlock(&qp->xrcd->lock);
+	if (!reg) {
+		ret = sxrc_xrc_reg_new(call, to_sxrc_xrcd_open(xobj), qp, 0);
+		if (!ret)
+			out->handle = call->new_obj->handle;
+	}
+	sxrc_obj_drop(&qp->obj);
+	sxrc_obj_put(xobj);
+	return ret;
+}
+
+int sxrc_xrcd_unreg_qp(struct sxrc_call *call)
+{
+	const struct sxrc_xrc_qp_in *in = call->in;
+	struct sxrc_xrc_reg *reg;
+	struct sxrc_obj *xobj;
+	struct sxrc_qp *qp;
+	u32 handle = 0;
+
+	qp = sxrc_xrc_find_qp(call->ctx, in->xrcd_handle, in->qp_num, &xobj);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	mutex_lock(&qp->xrcd->lock);
+	reg = sxrc_xrc_reg_of(qp, call->ctx);
+	if (reg)
+		handle = reg->obj.handle;
+	mutex_unlock(&qp->xrcd->lock);
+	sxrc_obj_drop(&qp->obj);
+	sxrc_obj_put(xobj);
+
+	/* Not registered: EINVAL, as for a QP of another domain. */
+	if (!handle)
+		return -EINVAL;
+	return sxrc_obj_destroy(call->ctx, handle, SXRC_TYPE_XRC_REG, NULL);
+}
+
+int sxrc_xrcd_modify_qp(struct sxrc_call *call)
+{
+	const struct sxrc_xrc_modify_in *in = call->in;
+	struct sxrc_obj *xobj;
+	struct sxrc_qp *qp;
+	int ret;
+
+	if (in->reserved)
+		return -EINVAL;
+	qp = sxrc_xrc_find_qp(call->ctx, in->xrcd_handle, in->qp_num, &xobj);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	ret = sxrc_qp_do_modify(qp, &in->attr, in->attr_mask);
+	sxrc_obj_drop(&qp->obj);
+	sxrc_obj_put(xobj);
+	return ret;
+}
+
+int sxrc_xrcd_query_qp(struct sxrc_call *call)
+{
+	const struct sxrc_xrc_qp_in *in = call->in;
+	struct sxrc_obj *xobj;
+	struct sxrc_qp *qp;
+
+	qp = sxrc_xrc_find_qp(call->ctx, in->xrcd_handle, in->qp_num, &xobj);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	sxrc_qp_do_query(qp, call->out);
+	sxrc_obj_drop(&qp->obj);
+	sxrc_obj_put(xobj);
+	return 0;
+}
+
+/* ibv_open_qp(): one more registration, with a handle of its own. */
+int sxrc_qp_open(struct sxrc_call *call)
+{
+	const struct sxrc_open_qp_in *in = call->in;
+	struct sxrc_handle_out *out = call->out;
+	struct sxrc_obj *xobj;
+	struct sxrc_qp *qp;
+	int ret;
+
+	if (in->reserved || in->qp_type != SXRC_QPT_XRC_RECV)
+		return -EINVAL;
+	qp = sxrc_xrc_find_qp(call->ctx, in->xrcd_handle, in->qp_num, &xobj);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	ret = sxrc_xrc_reg_new(call, to_sxrc_xrcd_open(xobj), qp,
+			       in->user_cookie);
+	if (!ret)
+		out->handle = call->new_obj->handle;
+	sxrc_obj_drop(&qp->obj);
+	sxrc_obj_put(xobj);
+	return ret;
+}
+
+/* An async event of a receive QP reaches every registration. */
+void sxrc_xrc_qp_event(struct sxrc_qp *qp, u32 event_type)
+{
+	struct sxrc_xrc_reg *reg;
+
+	mutex_lock(&qp->xrcd->lock);
+	list_for_each_entry(reg, &qp->regs, entry) {
+		if (reg->obj.user_cookie)
+			sxrc_queue_event(reg->obj.ctx, event_type,
+					 SXRC_ELEMENT_OBJECT,
+					 reg->obj.user_cookie, &reg->obj);
+		else
+			sxrc_queue_event(reg->obj.ctx, event_type,
+					 SXRC_ELEMENT_XRC_QPN, qp->qpn,
+					 &reg->obj);
+	}
+	mutex_unlock(&qp->xrcd->lock);
+}
