@@ -290,10 +290,12 @@ static int sxrc_qp_create_xrc_recv(struct sxrc_call *call)
 	mutex_unlock(&qp->xrcd->lock);
 	xa_store(&dev->qps, qp->qpn, qp, GFP_KERNEL);
 
+	/*
+	 * The QP's own reference goes when its last registration does;
+	 * each registration holds one more.
+	 */
 	out->handle = call->new_obj->handle;
 	out->qp_num = qp->qpn;
-	/* The registration holds the QP now. */
-	sxrc_obj_drop(&qp->obj);
 out_put:
 	sxrc_obj_put(xobj);
 	return ret == -EBUSY ? -ENOMEM : ret;
@@ -561,6 +563,16 @@ int sxrc_qp_do_modify(struct sxrc_qp *qp, const struct sxrc_qp_attr *a,
 
 	if (mask & ~SXRC_QP_ATTR_ALL)
 		return -EINVAL;
+	/*
+	 * Attributes that make no sense for one side of XRC are ignored,
+	 * as ib_uverbs does: an XRC send QP is never a responder, an XRC
+	 * receive QP never a requester.
+	 */
+	if (qp->type == SXRC_QPT_XRC_SEND)
+		mask &= ~(SXRC_QP_MAX_DEST_RD_ATOMIC | SXRC_QP_MIN_RNR_TIMER);
+	else if (qp->type == SXRC_QPT_XRC_RECV)
+		mask &= ~(SXRC_QP_MAX_QP_RD_ATOMIC | SXRC_QP_RETRY_CNT |
+			  SXRC_QP_RNR_RETRY);
 	ret = sxrc_qp_check_attr(a, mask);
 	if (ret)
 		return ret;
