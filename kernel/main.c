@@ -36,6 +36,11 @@ unsigned int sxrc_max_ah = 1U << 20;
 module_param_named(max_ah, sxrc_max_ah, uint, 0444);
 MODULE_PARM_DESC(max_ah, "address handles per device");
 
+unsigned long sxrc_max_mr_pages;
+module_param_named(max_mr_pages, sxrc_max_mr_pages, ulong, 0444);
+MODULE_PARM_DESC(max_mr_pages,
+		 "pages all MRs of a device may pin (0: bounded by RLIMIT_MEMLOCK only)");
+
 unsigned int sxrc_max_xrcd = 1U << 16;
 module_param_named(max_xrcd, sxrc_max_xrcd, uint, 0444);
 MODULE_PARM_DESC(max_xrcd, "XRC domains per device");

@@ -148,6 +148,14 @@ static struct sxrc_umem *sxrc_umem_get(struct sxrc_dev *dev, u64 addr,
 	ret = sxrc_charge_pinned(umem->owner_mm, umem->npages);
 	if (ret)
 		goto err_mm;
+	if (sxrc_max_mr_pages &&
+	    atomic64_read(&dev->mr_pages) + umem->npages > sxrc_max_mr_pages) {
+		dev_warn_ratelimited(dev->misc.this_device,
+				     "MR page limit reached (%lu): raise the module parameter max_mr_pages\n",
+				     sxrc_max_mr_pages);
+		ret = -ENOMEM;
+		goto err_uncharge;
+	}
 
 	pages = kvmalloc_array(SXRC_PIN_BATCH, sizeof(*pages), GFP_KERNEL);
 	if (!pages) {

@@ -611,6 +611,7 @@ extern unsigned int sxrc_max_qp;
 extern unsigned int sxrc_max_srq;
 extern unsigned int sxrc_max_ah;
 extern unsigned int sxrc_max_xrcd;
+extern unsigned long sxrc_max_mr_pages;
 u32 sxrc_type_limit(enum sxrc_obj_type type);
 
 /* uctx.c: handles and object lifetime */

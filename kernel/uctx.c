@@ -35,6 +35,18 @@ static const enum sxrc_obj_type sxrc_destroy_order[] = {
 
 static_assert(ARRAY_SIZE(sxrc_destroy_order) == SXRC_NUM_TYPES);
 
+/* Names of the object classes, as their module parameters spell them. */
+static const char *const sxrc_type_name[SXRC_NUM_TYPES] = {
+	[SXRC_TYPE_PD] = "pd",
+	[SXRC_TYPE_MR] = "mr",
+	[SXRC_TYPE_CQ] = "cq",
+	[SXRC_TYPE_QP] = "qp",
+	[SXRC_TYPE_SRQ] = "srq",
+	[SXRC_TYPE_AH] = "ah",
+	[SXRC_TYPE_XRCD] = "xrcd",
+	[SXRC_TYPE_XRC_REG] = "xrc_reg",
+};
+
 static void sxrc_ctx_free(struct kref *ref)
 {
 	struct sxrc_ctx *ctx = container_of(ref, struct sxrc_ctx, ref);
@@ -89,6 +101,10 @@ int sxrc_obj_init_shared(struct sxrc_ctx *ctx, struct sxrc_obj *obj,
 
 	if (atomic_inc_return(count) > sxrc_type_limit(type)) {
 		atomic_dec(count);
+		dev_warn_ratelimited(ctx->dev->misc.this_device,
+				     "%s limit reached (%u): raise the module parameter max_%s\n",
+				     sxrc_type_name[type], sxrc_type_limit(type),
+				     sxrc_type_name[type]);
 		return -ENOMEM;
 	}
 	kref_init(&obj->ref);

@@ -102,8 +102,11 @@ SXRC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 	in.user_cookie = (uintptr_t)&cq->ibcq;
 	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_CQ, SXRC_CQ_CREATE,
 			  &in, sizeof(in), &out, sizeof(out));
-	if (ret)
+	if (ret) {
+		if (ret == ENOMEM)
+			sxrc_explain_limit(context, "cq");
 		goto err_free;
+	}
 	ret = sxrc_uring_map(context, &cq->ring, out.mmap_offset,
 			     out.mmap_size, out.cqe, sizeof(struct sxrc_cqe));
 	if (ret)

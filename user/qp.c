@@ -76,8 +76,11 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 
 	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_CREATE,
 			  &in, sizeof(in), &out, sizeof(out));
-	if (ret)
+	if (ret) {
+		if (ret == ENOMEM)
+			sxrc_explain_limit(context, "qp");
 		goto err_free;
+	}
 	ret = sxrc_uwq_init(context, &qp->sq, &out.sq,
 			    out.cap.max_send_sge, out.cap.max_inline_data);
 	if (ret)

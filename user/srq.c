@@ -57,8 +57,11 @@ struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
 
 	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_SRQ, SXRC_SRQ_CREATE,
 			  &in, sizeof(in), &out, sizeof(out));
-	if (ret)
+	if (ret) {
+		if (ret == ENOMEM)
+			sxrc_explain_limit(context, "srq");
 		goto err_free;
+	}
 	ret = sxrc_uwq_init(context, &srq->wq, &out.ring, out.max_sge,
 			    0);
 	if (ret)

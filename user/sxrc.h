@@ -261,6 +261,7 @@ int sxrc_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 void sxrc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int sxrc_read_sysfs(const char *dir, const char *file, char *buf,
 		    size_t size);
+void sxrc_explain_limit(struct ibv_context *context, const char *type);
 
 /* device.c */
 int sxrc_query_port(struct ibv_context *context, uint8_t port_num,

@@ -271,3 +271,28 @@ SXRC_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
 			return sxrc_rates[i].rate;
 	return IBV_RATE_MAX;
 }
+
+/*
+ * A creation failed with ENOMEM: if the device's object limit is the
+ * reason, say which module parameter to raise.
+ */
+void sxrc_explain_limit(struct ibv_context *context, const char *type)
+{
+	char file[64], buf[32], param[96];
+	long count, limit;
+
+	snprintf(file, sizeof(file), "objects/%s", type);
+	if (sxrc_read_sysfs(context->device->ibdev_path, file, buf,
+			    sizeof(buf)) <= 0)
+		return;
+	count = atol(buf);
+	snprintf(param, sizeof(param), "max_%s", type);
+	if (sxrc_read_sysfs("/sys/module/softxrc/parameters", param, buf,
+			    sizeof(buf)) <= 0)
+		return;
+	limit = atol(buf);
+	if (count >= limit)
+		sxrc_log("%s: the device's limit of %ld %s objects is reached; "
+			 "raise the module parameter %s\n",
+			 context->device->name, limit, type, param);
+}
