@@ -279,17 +279,18 @@ static int sxrc_qp_create_xrc_recv(struct sxrc_call *call)
 	}
 	kref_get(&xopen->xrcd->ref);
 	qp->xrcd = xopen->xrcd;
-
-	ret = sxrc_xrc_reg_new(call, xopen, qp, in->user_cookie);
-	if (ret) {
-		sxrc_obj_release_shared(&qp->obj);
-		goto out_put;
-	}
 	mutex_lock(&qp->xrcd->lock);
 	list_add_tail(&qp->xrcd_entry, &qp->xrcd->qps);
 	mutex_unlock(&qp->xrcd->lock);
 	xa_store(&dev->qps, qp->qpn, qp, GFP_KERNEL);
 
+	ret = sxrc_xrc_reg_new(call, xopen, qp, in->user_cookie);
+	if (ret) {
+		/* Unless someone registered meanwhile, the QP goes. */
+		if (sxrc_xrc_qp_leave(qp, NULL))
+			sxrc_obj_release_shared(&qp->obj);
+		goto out_put;
+	}
 	/*
 	 * The QP's own reference goes when its last registration does;
 	 * each registration holds one more.

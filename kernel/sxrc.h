@@ -717,6 +717,7 @@ void sxrc_xrcd_put(struct sxrc_xrcd *xrcd);
 int sxrc_xrc_reg_new(struct sxrc_call *call, struct sxrc_xrcd_open *xopen,
 		     struct sxrc_qp *qp, u64 user_cookie);
 void sxrc_xrc_qp_event(struct sxrc_qp *qp, u32 event_type);
+bool sxrc_xrc_qp_leave(struct sxrc_qp *qp, struct sxrc_xrc_reg *reg);
 
 /* qp.c, for xrc.c */
 int sxrc_qp_do_modify(struct sxrc_qp *qp, const struct sxrc_qp_attr *a,

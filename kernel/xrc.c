@@ -164,7 +164,32 @@ int sxrc_xrcd_close(struct sxrc_call *call)
 
 /* ------------------------------------------------------------------
  * Registrations
+ *
+ * A receive QP is alive while it is on its domain's list (xrcd_entry);
+ * under xrcd->lock, whoever takes it off (the last registration going,
+ * or a creation that failed) is the one that tears it down, and a new
+ * registration is only ever added to a QP still on the list.
  */
+
+/*
+ * Take @reg (NULL: nobody) off @qp; returns true if the QP must now be
+ * torn down by the caller.
+ */
+bool sxrc_xrc_qp_leave(struct sxrc_qp *qp, struct sxrc_xrc_reg *reg)
+{
+	struct sxrc_xrcd *xrcd = qp->xrcd;
+	bool last = false;
+
+	mutex_lock(&xrcd->lock);
+	if (reg)
+		list_del(&reg->entry);
+	if (list_empty(&qp->regs) && !list_empty(&qp->xrcd_entry)) {
+		list_del_init(&qp->xrcd_entry);
+		last = true;
+	}
+	mutex_unlock(&xrcd->lock);
+	return last;
+}
 
 /*
  * A registration goes: the QP goes with the last one.  The QP is torn
@@ -174,18 +199,9 @@ static void sxrc_xrc_reg_destroy(struct sxrc_obj *obj)
 {
 	struct sxrc_xrc_reg *reg = to_sxrc_xrc_reg(obj);
 	struct sxrc_qp *qp = reg->qp;
-	struct sxrc_xrcd *xrcd = qp->xrcd;
-	bool last;
-
-	mutex_lock(&xrcd->lock);
-	list_del(&reg->entry);
-	last = list_empty(&qp->regs);
-	if (last)
-		list_del_init(&qp->xrcd_entry);
-	mutex_unlock(&xrcd->lock);
 
 	sxrc_obj_undepend(&reg->xopen->obj);
-	if (last)
+	if (sxrc_xrc_qp_leave(qp, reg))
 		sxrc_obj_release_shared(&qp->obj);
 }
 
@@ -215,26 +231,36 @@ static const struct sxrc_obj_ops sxrc_xrc_reg_ops = {
 int sxrc_xrc_reg_new(struct sxrc_call *call, struct sxrc_xrcd_open *xopen,
 		     struct sxrc_qp *qp, u64 user_cookie)
 {
+	struct sxrc_xrcd *xrcd = qp->xrcd;
 	struct sxrc_xrc_reg *reg;
 	int ret;
 
 	reg = kzalloc(sizeof(*reg), GFP_KERNEL_ACCOUNT);
 	if (!reg)
 		return -ENOMEM;
+
+	mutex_lock(&xrcd->lock);
+	/* A QP whose last registration just went is no longer there. */
+	if (list_empty(&qp->xrcd_entry)) {
+		ret = -EINVAL;
+		goto err_unlock;
+	}
 	ret = sxrc_obj_init(call, &reg->obj, SXRC_TYPE_XRC_REG,
 			    &sxrc_xrc_reg_ops, user_cookie);
-	if (ret) {
-		kfree(reg);
-		return ret;
-	}
+	if (ret)
+		goto err_unlock;
 	kref_get(&qp->obj.ref);
 	reg->qp = qp;
 	reg->xopen = xopen;
 	sxrc_obj_depend(&xopen->obj);
-	mutex_lock(&qp->xrcd->lock);
 	list_add_tail(&reg->entry, &qp->regs);
-	mutex_unlock(&qp->xrcd->lock);
+	mutex_unlock(&xrcd->lock);
 	return 0;
+
+err_unlock:
+	mutex_unlock(&xrcd->lock);
+	kfree(reg);
+	return ret;
 }
 
 /*
@@ -269,7 +295,11 @@ static struct sxrc_qp *sxrc_xrc_find_qp(struct sxrc_ctx *ctx, u32 xrcd_handle,
 	return found;
 }
 
-/* This context's first registration with @qp, or NULL (xrcd->lock held). */
+/*
+ * This context's legacy registration with @qp (xrcd->lock held), or
+ * NULL.  Registrations made by ibv_open_qp() are handles of their own
+ * and are not touched by the legacy calls.
+ */
 static struct sxrc_xrc_reg *sxrc_xrc_reg_of(struct sxrc_qp *qp,
 					    struct sxrc_ctx *ctx)
 {
@@ -277,7 +307,7 @@ static struct sxrc_xrc_reg *sxrc_xrc_reg_of(struct sxrc_qp *qp,
 
 	lockdep_assert_held(&qp->xrcd->lock);
 	list_for_each_entry(reg, &qp->regs, entry)
-		if (reg->obj.ctx == ctx)
+		if (reg->obj.ctx == ctx && !reg->obj.user_cookie)
 			return reg;
 	return NULL;
 }
