@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc selftest: Debian's own, unmodified rdma-core programs on
+ * softxrc0 — the pingpongs of ibverbs-utils and perftest — each as a
+ * server and a client process, through the drop-in library.
+ */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "sxrc_test.h"
+
+/*
+ * A TCP port of its own for each test (each runs in a process of its
+ * own): a server that lingers cannot take the next test's client.
+ */
+static int test_port(void)
+{
+	return 18000 + getpid() % 4000;
+}
+
+/*
+ * Run "@server_cmd" in the background and, a moment later,
+ * "@client_cmd"; both must exit 0 within @timeout seconds.  Their output
+ * goes to the log on failure.
+ */
+static int run_pair(struct __test_metadata *_metadata, const char *prog,
+		    const char *args, int timeout)
+{
+	char server[512], client[512], log[1024];
+	int port = test_port(), status, client_status = -1, i;
+	pid_t spid;
+
+	if (access(prog, X_OK))
+		return -2;	/* not installed */
+	snprintf(server, sizeof(server),
+		 "exec timeout %d taskset -c 0 %s -d softxrc0 %s -p %d "
+		 ">/tmp/sxrc-srv-%d.log 2>&1", timeout, prog, args, port, port);
+	snprintf(client, sizeof(client),
+		 "timeout %d taskset -c 1 %s -d softxrc0 %s -p %d 127.0.0.1 "
+		 ">/tmp/sxrc-cli-%d.log 2>&1", timeout, prog, args, port,
+		 port);
+
+	spid = fork();
+	if (spid == 0) {
+		execl("/bin/sh", "sh", "-c", server, (char *)NULL);
+		_exit(127);
+	}
+	if (spid < 0)
+		return -1;
+	/* The server needs a moment to listen; under emulation, longer. */
+	for (i = 0; i < 3 && client_status; i++) {
+		usleep(1000000);
+		client_status = system(client);
+		if (!client_status || kill(spid, 0))
+			break;
+	}
+	if (waitpid(spid, &status, 0) != spid)
+		return -1;
+	if (client_status || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		snprintf(log, sizeof(log),
+			 "tail -n 8 /tmp/sxrc-cli-%d.log /tmp/sxrc-srv-%d.log",
+			 port, port);
+		TH_LOG("%s %s: client status %d, server status %d", prog,
+		       args, client_status, status);
+		if (system(log))
+			TH_LOG("(no logs)");
+		return -1;
+	}
+	return 0;
+}
+
+FIXTURE(prog) {
+	int unused;
+};
+
+FIXTURE_SETUP(prog)
+{
+	if (access(SXRC_DEV, F_OK))
+		SKIP(return, "softxrc is not loaded");
+	/* The programs exchange their QP numbers over TCP on loopback. */
+	if (system("ip link set lo up 2>/dev/null"))
+		TH_LOG("could not bring lo up");
+}
+
+FIXTURE_TEARDOWN(prog)
+{
+}
+
+FIXTURE_VARIANT(prog) {
+	const char *prog;
+	const char *args;
+};
+
+#define PROG(name, path, a)						\
+	FIXTURE_VARIANT_ADD(prog, name) { .prog = path, .args = a }
+
+/* ibverbs-utils: every message is checked by the programs themselves. */
+PROG(rc_pingpong, "/usr/bin/ibv_rc_pingpong", "-n 200");
+PROG(rc_pingpong_events, "/usr/bin/ibv_rc_pingpong", "-n 200 -e");
+PROG(uc_pingpong, "/usr/bin/ibv_uc_pingpong", "-n 200");
+PROG(ud_pingpong, "/usr/bin/ibv_ud_pingpong", "-n 200");
+PROG(srq_pingpong, "/usr/bin/ibv_srq_pingpong", "-n 200");
+PROG(xsrq_pingpong, "/usr/bin/ibv_xsrq_pingpong", "-n 200");
+/* perftest */
+PROG(send_lat, "/usr/bin/ib_send_lat", "-n 200");
+PROG(write_lat, "/usr/bin/ib_write_lat", "-n 200");
+PROG(read_lat, "/usr/bin/ib_read_lat", "-n 200");
+PROG(atomic_lat, "/usr/bin/ib_atomic_lat", "-n 200");
+PROG(send_bw, "/usr/bin/ib_send_bw", "-n 200");
+PROG(write_bw, "/usr/bin/ib_write_bw", "-n 200");
+PROG(read_bw, "/usr/bin/ib_read_bw", "-n 200");
+PROG(atomic_bw, "/usr/bin/ib_atomic_bw", "-n 200");
+PROG(send_bw_ud, "/usr/bin/ib_send_bw", "-n 200 -c UD");
+PROG(write_bw_uc, "/usr/bin/ib_write_bw", "-n 200 -c UC");
+PROG(send_lat_xrc, "/usr/bin/ib_send_lat", "-n 200 -c XRC");
+PROG(send_bw_xrc, "/usr/bin/ib_send_bw", "-n 200 -c XRC");
+PROG(write_bw_xrc, "/usr/bin/ib_write_bw", "-n 200 -c XRC");
+
+TEST_F(prog, runs)
+{
+	int ret = run_pair(_metadata, variant->prog, variant->args, 90);
+
+	if (ret == -2)
+		SKIP(return, "%s is not installed", variant->prog);
+	EXPECT_EQ(0, ret);
+}
+
+TEST_HARNESS_MAIN
