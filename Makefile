@@ -9,6 +9,9 @@
 #   make bench           benchmarks against rdma_rxe and memcpy, in a guest
 #   make check           install what is missing, build, run the selftests
 #                        on every installed Debian kernel
+#   make install         module, library, headers, man pages (DESTDIR, PREFIX)
+#   make uninstall       the reverse
+#   make dkms-install    register the module with DKMS (rebuilt per kernel)
 #   make checkpatch      checkpatch.pl --strict over the kernel and uapi code
 #   make sparse          the module through sparse (C=2)
 #
@@ -25,12 +28,12 @@ UAPI   := $(wildcard $(TOP)/uapi/rdma/*.h)
 LINUX_SOURCE ?= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 
 .PHONY: all module modules-all user selftests bench demo check checkpatch \
-	sparse clean help
+	sparse clean help install uninstall dkms-install
 
 all: module user selftests
 
 help:
-	@sed -n '3,15p' $(TOP)/Makefile
+	@sed -n '3,18p' $(TOP)/Makefile
 
 module: $(KOBJ)/softxrc.ko
 
@@ -97,3 +100,65 @@ sparse:
 
 clean:
 	rm -rf $(BUILD)
+
+# ----------------------------------------------------------------------
+# Installation.  The library goes to a private directory: programs use it
+# when asked (LD_LIBRARY_PATH, pkg-config's rpath, or the opt-in ld.so
+# snippet installed with the documentation), never by surprise.
+
+VERSION    := 0.5
+DESTDIR    ?=
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib/softxrc
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/softxrc
+PCDIR      ?= $(PREFIX)/lib/pkgconfig
+UDEVDIR    ?= /etc/udev/rules.d
+MODDIR     := /lib/modules/$(KVER)/updates
+SUBST      = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+		 -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g'
+
+install: module user
+	install -D -m 0644 $(KOBJ)/softxrc.ko $(DESTDIR)$(MODDIR)/softxrc.ko
+	install -D -m 0755 $(BUILD)/lib/libibverbs.so.1 \
+		$(DESTDIR)$(LIBDIR)/libibverbs.so.1
+	ln -sf libibverbs.so.1 $(DESTDIR)$(LIBDIR)/libibverbs.so
+	install -D -m 0644 $(TOP)/user/include/infiniband/softxrc_xrc.h \
+		$(DESTDIR)$(INCLUDEDIR)/infiniband/softxrc_xrc.h
+	install -D -m 0644 $(TOP)/uapi/rdma/softxrc-abi.h \
+		$(DESTDIR)$(INCLUDEDIR)/rdma/softxrc-abi.h
+	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(PCDIR) $(DESTDIR)$(DOCDIR)
+	install -m 0644 $(TOP)/Documentation/man/*.3 $(DESTDIR)$(MANDIR)/man3/
+	$(SUBST) $(TOP)/packaging/softxrc-verbs.pc.in > \
+		$(DESTDIR)$(PCDIR)/softxrc-verbs.pc
+	$(SUBST) $(TOP)/packaging/softxrc.ld.so.conf > \
+		$(DESTDIR)$(DOCDIR)/softxrc.ld.so.conf
+	install -m 0644 $(TOP)/packaging/softxrc.conf.modprobe \
+		$(DESTDIR)$(DOCDIR)/softxrc.conf.modprobe
+	install -D -m 0644 $(TOP)/packaging/90-softxrc.rules \
+		$(DESTDIR)$(UDEVDIR)/90-softxrc.rules
+	install -m 0644 $(TOP)/README.md $(TOP)/Documentation/*.rst \
+		$(DESTDIR)$(DOCDIR)/
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
+
+uninstall:
+	rm -f $(DESTDIR)$(MODDIR)/softxrc.ko
+	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR)
+	rm -f $(DESTDIR)$(INCLUDEDIR)/infiniband/softxrc_xrc.h \
+	      $(DESTDIR)$(INCLUDEDIR)/rdma/softxrc-abi.h \
+	      $(DESTDIR)$(PCDIR)/softxrc-verbs.pc \
+	      $(DESTDIR)$(UDEVDIR)/90-softxrc.rules
+	rm -f $(patsubst $(TOP)/Documentation/man/%,$(DESTDIR)$(MANDIR)/man3/%,\
+		$(wildcard $(TOP)/Documentation/man/*.3))
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
+
+# The module's sources into /usr/src/softxrc-VERSION, for DKMS.
+dkms-install:
+	rm -rf /usr/src/softxrc-$(VERSION)
+	install -d /usr/src/softxrc-$(VERSION)
+	cp -r $(TOP)/Kbuild $(TOP)/kernel $(TOP)/uapi /usr/src/softxrc-$(VERSION)/
+	$(SUBST) $(TOP)/packaging/dkms.conf > /usr/src/softxrc-$(VERSION)/dkms.conf
+	dkms add -m softxrc -v $(VERSION)
+	dkms build -m softxrc -v $(VERSION)
+	dkms install -m softxrc -v $(VERSION)
