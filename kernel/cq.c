@@ -348,22 +348,14 @@ err_free:
 	return ret;
 }
 
+static atomic_t *sxrc_cq_comp_events(struct sxrc_obj *obj)
+{
+	return &to_sxrc_cq(obj)->comp_events;
+}
+
 int sxrc_cq_destroy(struct sxrc_call *call)
 {
-	const struct sxrc_handle_in *in = call->in;
-	struct sxrc_destroy_out *out = call->out;
-	struct sxrc_obj *obj;
-	int ret;
-
-	if (in->reserved)
-		return -EINVAL;
-	ret = sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_CQ, &obj);
-	if (ret)
-		return ret;
-	out->comp_events = atomic_read(&to_sxrc_cq(obj)->comp_events);
-	out->async_events = atomic_read(&obj->async_events);
-	sxrc_obj_drop(obj);
-	return 0;
+	return sxrc_destroy_counted(call, SXRC_TYPE_CQ, sxrc_cq_comp_events);
 }
 
 int sxrc_cq_resize(struct sxrc_call *call)

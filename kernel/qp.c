@@ -411,22 +411,11 @@ err_put:
 /* Destroy a QP handle, or drop a registration with an XRC receive QP. */
 int sxrc_qp_destroy(struct sxrc_call *call)
 {
-	const struct sxrc_handle_in *in = call->in;
-	struct sxrc_destroy_out *out = call->out;
-	struct sxrc_obj *obj;
-	int ret;
+	int ret = sxrc_destroy_counted(call, SXRC_TYPE_QP, NULL);
 
-	if (in->reserved)
-		return -EINVAL;
-	ret = sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_QP, &obj);
 	if (ret == -EINVAL)
-		ret = sxrc_obj_destroy(call->ctx, in->handle,
-				       SXRC_TYPE_XRC_REG, &obj);
-	if (ret)
-		return ret;
-	out->async_events = atomic_read(&obj->async_events);
-	sxrc_obj_drop(obj);
-	return 0;
+		ret = sxrc_destroy_counted(call, SXRC_TYPE_XRC_REG, NULL);
+	return ret;
 }
 
 /*

@@ -151,19 +151,7 @@ err_put:
 
 int sxrc_srq_destroy(struct sxrc_call *call)
 {
-	const struct sxrc_handle_in *in = call->in;
-	struct sxrc_destroy_out *out = call->out;
-	struct sxrc_obj *obj;
-	int ret;
-
-	if (in->reserved)
-		return -EINVAL;
-	ret = sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_SRQ, &obj);
-	if (ret)
-		return ret;
-	out->async_events = atomic_read(&obj->async_events);
-	sxrc_obj_drop(obj);
-	return 0;
+	return sxrc_destroy_counted(call, SXRC_TYPE_SRQ, NULL);
 }
 
 int sxrc_srq_modify(struct sxrc_call *call)

@@ -631,6 +631,8 @@ void sxrc_obj_depend(struct sxrc_obj *obj);
 void sxrc_obj_undepend(struct sxrc_obj *obj);
 int sxrc_obj_destroy(struct sxrc_ctx *ctx, u32 handle, enum sxrc_obj_type type,
 		     struct sxrc_obj **keep);
+int sxrc_destroy_counted(struct sxrc_call *call, enum sxrc_obj_type type,
+			 atomic_t *(*comp_events)(struct sxrc_obj *obj));
 extern const struct file_operations sxrc_fops;
 
 /* event.c: the async event queue of a context */

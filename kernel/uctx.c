@@ -287,6 +287,36 @@ int sxrc_obj_destroy(struct sxrc_ctx *ctx, u32 handle, enum sxrc_obj_type type,
 	return 0;
 }
 
+/**
+ * sxrc_destroy_counted - the destroy method of objects that report events
+ * @call: the call (input: struct sxrc_handle_in; output: struct
+ *	sxrc_destroy_out)
+ * @type: the class the handle must name
+ * @comp_events: if not NULL, read for the completion events delivered
+ *
+ * The library waits until the application acknowledged as many events as
+ * this reports, as rdma-core does.
+ */
+int sxrc_destroy_counted(struct sxrc_call *call, enum sxrc_obj_type type,
+			 atomic_t *(*comp_events)(struct sxrc_obj *obj))
+{
+	const struct sxrc_handle_in *in = call->in;
+	struct sxrc_destroy_out *out = call->out;
+	struct sxrc_obj *obj;
+	int ret;
+
+	if (in->reserved)
+		return -EINVAL;
+	ret = sxrc_obj_destroy(call->ctx, in->handle, type, &obj);
+	if (ret)
+		return ret;
+	if (comp_events)
+		out->comp_events = atomic_read(comp_events(obj));
+	out->async_events = atomic_read(&obj->async_events);
+	sxrc_obj_drop(obj);
+	return 0;
+}
+
 /* The context is going away: nothing else can reach its table now. */
 static void sxrc_ctx_destroy_objects(struct sxrc_ctx *ctx)
 {
