@@ -17,6 +17,7 @@
 #include <linux/uaccess.h>
 
 #include "sxrc.h"
+#include "sxrc_trace.h"
 
 /* ------------------------------------------------------------------
  * Completion channels
@@ -243,6 +244,10 @@ int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe)
 	}
 	spin_unlock(&cq->lock);
 
+	if (cqe->status != SXRC_WC_SUCCESS)
+		trace_sxrc_cqe_err(cq, cqe);
+	else
+		trace_sxrc_cqe(cq, cqe);
 	if (overrun) {
 		sxrc_obj_event(&cq->obj, SXRC_EVENT_CQ_ERR);
 		return -ENOSPC;

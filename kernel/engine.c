@@ -24,6 +24,7 @@
 #include <linux/slab.h>
 
 #include "sxrc.h"
+#include "sxrc_trace.h"
 
 #define SXRC_GRH_SIZE		40
 #define SXRC_UD_MTU		4096
@@ -1276,6 +1277,7 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 		}
 
 		/* Done with this WQE, one way or the other. */
+		trace_sxrc_send_wqe(qp, &s->wqe, res.status, res.byte_len);
 		signaled = qp->sq_sig_all ||
 			   (s->wqe.send_flags & SXRC_SEND_SIGNALED);
 		if (signaled || res.status != SXRC_WC_SUCCESS) {
@@ -1306,6 +1308,9 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 void sxrc_sq_run(struct sxrc_qp *qp)
 {
 	mutex_lock(&qp->sq_mutex);
+	if (trace_sxrc_doorbell_enabled() && qp->sq.ring)
+		trace_sxrc_doorbell(qp, READ_ONCE(sxrc_ring_hdr(qp->sq.ring)->prod) -
+				    qp->sq.cons);
 	sxrc_sq_process(qp);
 	mutex_unlock(&qp->sq_mutex);
 }

@@ -16,6 +16,7 @@
 
 #include "compat.h"
 #include "sxrc.h"
+#include "sxrc_trace.h"
 
 /* Page pointers fetched per pin_user_pages_fast() call. */
 #define SXRC_PIN_BATCH		(PAGE_SIZE * 4 / sizeof(struct page *))
@@ -110,6 +111,7 @@ static void sxrc_umem_free(struct kref *ref)
 
 	atomic64_sub(umem->npages, &umem->dev->mr_pages);
 	atomic64_sub(umem->nruns, &umem->dev->mr_runs);
+	trace_sxrc_mr_unpin(umem);
 	sxrc_umem_unpin(umem);
 	atomic64_sub(umem->npages, &umem->owner_mm->pinned_vm);
 	mmdrop(umem->owner_mm);
@@ -188,6 +190,7 @@ static struct sxrc_umem *sxrc_umem_get(struct sxrc_dev *dev, u64 addr,
 	kvfree(pages);
 	atomic64_add(umem->npages, &dev->mr_pages);
 	atomic64_add(umem->nruns, &dev->mr_runs);
+	trace_sxrc_mr_pin(umem);
 	return umem;
 
 err_unpin:

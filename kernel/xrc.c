@@ -16,6 +16,7 @@
 #include <linux/slab.h>
 
 #include "sxrc.h"
+#include "sxrc_trace.h"
 
 #define SXRC_XRCD_OFLAGS	(SXRC_XRCD_O_CREAT | SXRC_XRCD_O_EXCL)
 
@@ -199,9 +200,12 @@ static void sxrc_xrc_reg_destroy(struct sxrc_obj *obj)
 {
 	struct sxrc_xrc_reg *reg = to_sxrc_xrc_reg(obj);
 	struct sxrc_qp *qp = reg->qp;
+	bool last;
 
 	sxrc_obj_undepend(&reg->xopen->obj);
-	if (sxrc_xrc_qp_leave(qp, reg))
+	last = sxrc_xrc_qp_leave(qp, reg);
+	trace_sxrc_xrc_unreg(qp, obj->handle, last);
+	if (last)
 		sxrc_obj_release_shared(&qp->obj);
 }
 
@@ -255,6 +259,7 @@ int sxrc_xrc_reg_new(struct sxrc_call *call, struct sxrc_xrcd_open *xopen,
 	sxrc_obj_depend(&xopen->obj);
 	list_add_tail(&reg->entry, &qp->regs);
 	mutex_unlock(&xrcd->lock);
+	trace_sxrc_xrc_reg(qp, reg->obj.handle, false);
 	return 0;
 
 err_unlock:
