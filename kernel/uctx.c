@@ -71,18 +71,6 @@ static void sxrc_obj_release(struct kref *ref)
 }
 
 /**
- * sxrc_obj_init - reserve a handle and count a new object (phase one)
- * @call: the creating call; it takes ownership of @obj
- * @obj: embedded header of the new object
- * @type: its class
- * @ops: its teardown
- * @user_cookie: the library's value for async events
- *
- * On success the object is counted against its device limit and holds a
- * reserved handle that lookups do not see yet.  On failure nothing was
- * taken; the caller frees @obj.
- */
-/**
  * sxrc_obj_init_shared - count a new object that no handle names
  * @ctx: the context that creates it (its events and its memory
  *	accounting; the object may outlive the context's file)
@@ -120,6 +108,18 @@ int sxrc_obj_init_shared(struct sxrc_ctx *ctx, struct sxrc_obj *obj,
 	return 0;
 }
 
+/**
+ * sxrc_obj_init - reserve a handle and count a new object (phase one)
+ * @call: the creating call; it takes ownership of @obj
+ * @obj: embedded header of the new object
+ * @type: its class
+ * @ops: its teardown
+ * @user_cookie: the library's value for async events
+ *
+ * On success the object is counted against its device limit and holds a
+ * reserved handle that lookups do not see yet.  On failure nothing was
+ * taken; the caller frees @obj.
+ */
 int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
 		  enum sxrc_obj_type type, const struct sxrc_obj_ops *ops,
 		  u64 user_cookie)

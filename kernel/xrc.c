@@ -20,8 +20,8 @@
 
 #define SXRC_XRCD_OFLAGS	(SXRC_XRCD_O_CREAT | SXRC_XRCD_O_EXCL)
 
+/* Called by kref_put_mutex() with dev->xrcd_mutex held; drops it. */
 static void sxrc_xrcd_free(struct kref *ref)
-	__releases(&xrcd->dev->xrcd_mutex)
 {
 	struct sxrc_xrcd *xrcd = container_of(ref, struct sxrc_xrcd, ref);
 	struct sxrc_dev *dev = xrcd->dev;
