@@ -8,6 +8,7 @@
 
 #include <linux/mm.h>
 #include <linux/version.h>
+#include <net/genetlink.h>
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
 /* 6.3 made vm_flags read-only and added accessors. */
@@ -30,5 +31,15 @@ static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 #else
 #define SXRC_FOLL_READONLY	0
 #endif
+
+/* 6.2 put a struct genl_info into the dump state. */
+static inline struct nlattr **sxrc_genl_dump_attrs(struct netlink_callback *cb)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
+	return genl_dumpit_info(cb)->attrs;
+#else
+	return genl_dumpit_info(cb)->info.attrs;
+#endif
+}
 
 #endif /* SXRC_COMPAT_H */

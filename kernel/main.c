@@ -90,6 +90,14 @@ struct sxrc_dev *sxrc_dev_by_guid(__be64 guid)
 	return NULL;
 }
 
+/* Device @index, or NULL past the last; devices live as long as the module. */
+struct sxrc_dev *sxrc_dev_at(u32 index)
+{
+	if (index >= num_devices)
+		return NULL;
+	return sxrc_devs[index];
+}
+
 static int sxrc_dev_add(u32 index)
 {
 	struct sxrc_dev *dev;
@@ -171,6 +179,10 @@ static int __init sxrc_init(void)
 		if (ret)
 			goto err_remove;
 	}
+	/* After the devices: a dump may come in as soon as it is registered. */
+	ret = sxrc_nl_init();
+	if (ret)
+		goto err_remove;
 	pr_info(SXRC_DRV_NAME ": %u device(s), ABI version %d\n",
 		num_devices, SXRC_ABI_VERSION);
 	return 0;
@@ -185,6 +197,7 @@ static void __exit sxrc_exit(void)
 {
 	u32 i;
 
+	sxrc_nl_exit();
 	for (i = 0; i < num_devices; i++)
 		sxrc_dev_remove(i);
 }

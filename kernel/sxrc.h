@@ -84,8 +84,10 @@ struct sxrc_stats {
  * @name: "softxrcN"
  * @node_guid: node GUID, network byte order; GID 0 is fe80::@node_guid
  * @port_state: SXRC_PORT_ACTIVE or SXRC_PORT_DOWN, set through sysfs
- * @lock: protects @ctx_list
- * @ctx_list: open user contexts, for device-wide async events
+ * @lock: protects @ctx_list and @ctx_next
+ * @ctx_list: open user contexts, for device-wide async events and the
+ *	resource view; in increasing sxrc_ctx.id order
+ * @ctx_next: id of the next context opened
  * @nobj: live objects per enum sxrc_obj_type, for limits and sysfs
  * @nctx: open contexts
  * @mr_pages: pages pinned by all MRs of the device
@@ -110,8 +112,9 @@ struct sxrc_dev {
 	char name[16];
 	__be64 node_guid;
 	u32 port_state;
-	spinlock_t lock;		/* protects ctx_list */
+	spinlock_t lock;		/* protects ctx_list, ctx_next */
 	struct list_head ctx_list;
+	u64 ctx_next;
 	atomic_t nobj[SXRC_NUM_TYPES];
 	atomic_t nctx;
 	atomic64_t mr_pages;
@@ -200,6 +203,12 @@ struct sxrc_obj {
  * @dev_entry: on dev->ctx_list, under dev->lock
  * @mmaps: mmap offset >> PAGE_SHIFT -> struct sxrc_ring * the context may
  *	map; the xarray's lock serialises changes and lookups
+ * @id: number of the context on its device, in open order (set under
+ *	dev->lock, then constant): where a resource dump resumes
+ * @pid: thread group id of the opener (initial pid namespace), constant
+ * @uid: effective uid of the opener, constant; the resource view shows
+ *	the context to callers with this effective uid
+ * @comm: command name of the opener, constant
  */
 struct sxrc_ctx {
 	struct kref ref;
@@ -215,6 +224,10 @@ struct sxrc_ctx {
 	wait_queue_head_t ev_wait;
 	struct list_head dev_entry;
 	struct xarray mmaps;
+	u64 id;
+	pid_t pid;
+	kuid_t uid;
+	char comm[TASK_COMM_LEN];
 };
 
 struct sxrc_pd {
@@ -503,6 +516,8 @@ struct sxrc_qp {
  * @entry: on dev->xrcds, under dev->xrcd_mutex
  * @lock: protects @qps and the registrations of those QPs
  * @qps: its receive QPs (sxrc_qp.xrcd_entry)
+ * @nopen: open handles (struct sxrc_xrcd_open) of all contexts, for the
+ *	resource view
  */
 struct sxrc_xrcd {
 	struct kref ref;
@@ -511,6 +526,7 @@ struct sxrc_xrcd {
 	struct list_head entry;
 	struct mutex lock;	/* see above */
 	struct list_head qps;
+	atomic_t nopen;
 };
 
 /* One context's open of a domain: a handle of type SXRC_TYPE_XRCD. */
@@ -613,6 +629,11 @@ extern unsigned int sxrc_max_ah;
 extern unsigned int sxrc_max_xrcd;
 extern unsigned long sxrc_max_mr_pages;
 u32 sxrc_type_limit(enum sxrc_obj_type type);
+struct sxrc_dev *sxrc_dev_at(u32 index);
+
+/* netlink.c: the resource view */
+int sxrc_nl_init(void);
+void sxrc_nl_exit(void);
 
 /* uctx.c: handles and object lifetime */
 int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
@@ -634,6 +655,7 @@ int sxrc_obj_destroy(struct sxrc_ctx *ctx, u32 handle, enum sxrc_obj_type type,
 int sxrc_destroy_counted(struct sxrc_call *call, enum sxrc_obj_type type,
 			 atomic_t *(*comp_events)(struct sxrc_obj *obj));
 extern const struct file_operations sxrc_fops;
+void sxrc_ctx_put(struct sxrc_ctx *ctx);
 
 /* event.c: the async event queue of a context */
 void sxrc_ctx_events_init(struct sxrc_ctx *ctx);

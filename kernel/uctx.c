@@ -12,6 +12,8 @@
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/nospec.h>
+#include <linux/cred.h>
+#include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -56,7 +58,7 @@ static void sxrc_ctx_free(struct kref *ref)
 	kfree(ctx);
 }
 
-static void sxrc_ctx_put(struct sxrc_ctx *ctx)
+void sxrc_ctx_put(struct sxrc_ctx *ctx)
 {
 	kref_put(&ctx->ref, sxrc_ctx_free);
 }
@@ -354,8 +356,12 @@ static int sxrc_open(struct inode *inode, struct file *file)
 	xa_init_flags(&ctx->objects, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->mmaps, XA_FLAGS_ALLOC);
 	sxrc_ctx_events_init(ctx);
+	ctx->pid = task_tgid_nr(current);
+	ctx->uid = current_euid();
+	get_task_comm(ctx->comm, current);
 
 	spin_lock(&dev->lock);
+	ctx->id = dev->ctx_next++;
 	list_add_tail(&ctx->dev_entry, &dev->ctx_list);
 	spin_unlock(&dev->lock);
 	atomic_inc(&dev->nctx);

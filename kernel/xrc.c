@@ -90,7 +90,10 @@ out:
 
 static void sxrc_xrcd_open_destroy(struct sxrc_obj *obj)
 {
-	sxrc_xrcd_put(to_sxrc_xrcd_open(obj)->xrcd);
+	struct sxrc_xrcd *xrcd = to_sxrc_xrcd_open(obj)->xrcd;
+
+	atomic_dec(&xrcd->nopen);
+	sxrc_xrcd_put(xrcd);
 }
 
 static void sxrc_xrcd_open_release(struct sxrc_obj *obj)
@@ -140,10 +143,13 @@ int sxrc_xrcd_open(struct sxrc_call *call)
 		goto err_put;
 	}
 	xopen->xrcd = xrcd;
+	atomic_inc(&xrcd->nopen);
 	ret = sxrc_obj_init(call, &xopen->obj, SXRC_TYPE_XRCD,
 			    &sxrc_xrcd_open_ops, in->user_cookie);
-	if (ret)
+	if (ret) {
+		atomic_dec(&xrcd->nopen);
 		goto err_free;
+	}
 	out->handle = xopen->obj.handle;
 	return 0;
 

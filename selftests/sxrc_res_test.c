@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc selftest: the resource view.  Known objects are made, then
+ * build/bin/softxrc (found next to this program's directory) is run with
+ * -j and its JSON checked: counts, pinned pages, QP numbers and states,
+ * XRC registrants, dumps spanning many messages, and that a caller
+ * without CAP_SYS_ADMIN sees its own objects and nobody else's.
+ */
+#include <infiniband/verbs.h>
+#include <infiniband/softxrc_xrc.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <libgen.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "sxrc_test.h"
+
+#define NPAGES		8
+#define NOBODY		65534
+#define MANY_PDS	1000
+#define OUT_MAX		(1 << 20)
+
+/* Output of one run of the tool. */
+struct run {
+	char *out;
+	int status;
+};
+
+/* Path of build/bin/softxrc, from build/selftests/<this program>. */
+static const char *tool_path(void)
+{
+	static char path[PATH_MAX];
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (path[0])
+		return path;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/../bin/softxrc", dirname(exe));
+	return path;
+}
+
+/* Run "softxrc ARGS"; r->out gets its stdout, r->status its exit code. */
+static int run_tool(struct run *r, const char *fmt, ...)
+{
+	char cmd[PATH_MAX + 256], args[256];
+	va_list ap;
+	size_t len = 0;
+	ssize_t n;
+	FILE *f;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	/* A hung tool fails the test, not the whole run. */
+	snprintf(cmd, sizeof(cmd), "timeout 20 %s %s", tool_path(), args);
+	r->out = calloc(1, OUT_MAX);
+	if (!r->out)
+		return -1;
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while ((n = fread(r->out + len, 1, OUT_MAX - 1 - len, f)) > 0)
+		len += n;
+	r->out[len] = '\0';
+	r->status = pclose(f);
+	r->status = WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 128;
+	return 0;
+}
+
+/* python3, when installed, must take the output for valid JSON. */
+static bool json_valid(const char *out)
+{
+	FILE *f;
+
+	if (access("/usr/bin/python3", X_OK))
+		return true;
+	f = popen("python3 -m json.tool >/dev/null 2>&1", "w");
+	if (!f)
+		return false;
+	fputs(out, f);
+	return pclose(f) == 0;
+}
+
+/*
+ * The i-th top-level object of a JSON array of objects, copied to @obj;
+ * false when there is none.
+ */
+static bool json_obj(const char *out, int i, char *obj, size_t size)
+{
+	const char *start = NULL;
+	bool str = false;
+	int depth = 0;
+	const char *p;
+
+	for (p = out; *p; p++) {
+		if (str) {
+			if (*p == '\\' && p[1])
+				p++;
+			else if (*p == '"')
+				str = false;
+			continue;
+		}
+		if (*p == '"') {
+			str = true;
+		} else if (*p == '{' || *p == '[') {
+			if (++depth == 2 && *p == '{')
+				start = p;
+		} else if (*p == '}' || *p == ']') {
+			if (depth-- == 2 && start && i-- == 0) {
+				size_t len = p + 1 - start;
+
+				if (len >= size)
+					return false;
+				memcpy(obj, start, len);
+				obj[len] = '\0';
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* The first number named @key in @obj (top-level keys come first). */
+static long long json_num(const char *obj, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(obj, pat);
+	return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
+}
+
+static bool json_is(const char *obj, const char *key, const char *val)
+{
+	char pat[128];
+
+	snprintf(pat, sizeof(pat), "\"%s\":\"%s\"", key, val);
+	return strstr(obj, pat);
+}
+
+/* Objects of @type, of @pid unless it is 0, in the output. */
+static int count_objs(const char *out, const char *type, pid_t pid)
+{
+	static char obj[65536];
+	int i, n = 0;
+
+	for (i = 0; json_obj(out, i, obj, sizeof(obj)); i++)
+		if (json_is(obj, "type", type) &&
+		    (!pid || json_num(obj, "pid") == pid))
+			n++;
+	return n;
+}
+
+/* The object of @type whose @key is @val, copied to @obj. */
+static bool find_obj(const char *out, const char *type, const char *key,
+		     long long val, char *obj, size_t size)
+{
+	int i;
+
+	for (i = 0; json_obj(out, i, obj, size); i++)
+		if (json_is(obj, "type", type) && json_num(obj, key) == val)
+			return true;
+	return false;
+}
+
+/* The registration count of @pid in an xrcqp object, 0 if absent. */
+static long long reg_count(const char *obj, pid_t pid)
+{
+	const char *p = strstr(obj, "\"registrations\":[");
+	char pat[64];
+
+	if (!p)
+		return -1;
+	snprintf(pat, sizeof(pat), "{\"pid\":%d,\"count\":", pid);
+	p = strstr(p, pat);
+	return p ? strtoll(p + strlen(pat), NULL, 10) : 0;
+}
+
+FIXTURE(res) {
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	void *buf;
+	char path[64];
+	int fd;
+	struct run r;
+	char obj[65536];
+};
+
+FIXTURE_SETUP(res)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .pkey_index = 0,
+	};
+	int num;
+
+	memset(&self->r, 0, sizeof(self->r));
+	self->fd = -1;
+	self->list = ibv_get_device_list(&num);
+	ASSERT_NE(NULL, self->list);
+	if (!num)
+		SKIP(return, "softxrc is not loaded");
+	ASSERT_EQ(0, access(tool_path(), X_OK));
+	self->ctx = ibv_open_device(self->list[0]);
+	ASSERT_NE(NULL, self->ctx);
+	self->pd = ibv_alloc_pd(self->ctx);
+	ASSERT_NE(NULL, self->pd);
+	self->cq = ibv_create_cq(self->ctx, 16, NULL, NULL, 0);
+	ASSERT_NE(NULL, self->cq);
+	self->buf = mmap(NULL, NPAGES * 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+	self->mr = ibv_reg_mr(self->pd, self->buf, NPAGES * 4096,
+			      IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, self->mr);
+	ia.send_cq = self->cq;
+	ia.recv_cq = self->cq;
+	self->qp = ibv_create_qp(self->pd, &ia);
+	ASSERT_NE(NULL, self->qp);
+	ASSERT_EQ(0, ibv_modify_qp(self->qp, &a, IBV_QP_STATE |
+				   IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_ACCESS_FLAGS));
+	strcpy(self->path, "/tmp/sxrc_res.XXXXXX");
+	self->fd = mkstemp(self->path);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(res)
+{
+	free(self->r.out);
+	if (self->ctx)
+		ibv_close_device(self->ctx);
+	if (self->buf && self->buf != MAP_FAILED)
+		munmap(self->buf, NPAGES * 4096);
+	if (self->fd >= 0) {
+		close(self->fd);
+		unlink(self->path);
+	}
+	if (self->list)
+		ibv_free_device_list(self->list);
+}
+
+TEST_F(res, own_objects_by_pid)
+{
+	pid_t me = getpid();
+	char *o = self->obj;
+
+	ASSERT_EQ(0, run_tool(&self->r, "-j res show pid %d", me));
+	ASSERT_EQ(0, self->r.status);
+	EXPECT_TRUE(json_valid(self->r.out));
+	EXPECT_EQ(1, count_objs(self->r.out, "ctx", me));
+	EXPECT_EQ(1, count_objs(self->r.out, "pd", me));
+	EXPECT_EQ(1, count_objs(self->r.out, "mr", me));
+	EXPECT_EQ(1, count_objs(self->r.out, "cq", me));
+	EXPECT_EQ(1, count_objs(self->r.out, "qp", me));
+	EXPECT_EQ(0, count_objs(self->r.out, "srq", me));
+	/* The pid filter leaves only this process's objects. */
+	EXPECT_EQ(count_objs(self->r.out, "mr", 0), 1);
+	/* Devices are not filtered by pid. */
+	EXPECT_LE(1, count_objs(self->r.out, "dev", 0));
+
+	ASSERT_TRUE(find_obj(self->r.out, "mr", "pid", me, o, sizeof(self->obj)));
+	EXPECT_EQ(NPAGES, json_num(o, "pinned_pages"));
+	EXPECT_EQ(NPAGES * 4096, json_num(o, "length"));
+	EXPECT_EQ(self->mr->lkey, json_num(o, "key"));
+
+	ASSERT_TRUE(find_obj(self->r.out, "qp", "qpn", self->qp->qp_num, o,
+			     sizeof(self->obj)));
+	EXPECT_EQ(me, json_num(o, "pid"));
+	EXPECT_TRUE(json_is(o, "state", "INIT"));
+	EXPECT_TRUE(json_is(o, "qp_type", "RC"));
+	EXPECT_EQ(0, json_num(o, "send_wqes"));
+
+	ASSERT_TRUE(find_obj(self->r.out, "ctx", "pid", me, o, sizeof(self->obj)));
+	EXPECT_EQ(0, json_num(o, "uid"));
+	EXPECT_NE(NULL, strstr(o, "\"comm\":\"sxrc_res_test\""));
+}
+
+TEST_F(res, class_filter_and_device_counts)
+{
+	pid_t me = getpid();
+	char *o = self->obj;
+
+	ASSERT_EQ(0, run_tool(&self->r, "-j res show qp"));
+	ASSERT_EQ(0, self->r.status);
+	EXPECT_TRUE(json_valid(self->r.out));
+	EXPECT_EQ(1, count_objs(self->r.out, "qp", me));
+	EXPECT_EQ(0, count_objs(self->r.out, "pd", 0));
+	EXPECT_EQ(0, count_objs(self->r.out, "dev", 0));
+	free(self->r.out);
+
+	ASSERT_EQ(0, run_tool(&self->r, "-j res show dev"));
+	ASSERT_EQ(0, self->r.status);
+	ASSERT_TRUE(find_obj(self->r.out, "dev", "pid", -1, o,
+			     sizeof(self->obj)));
+	EXPECT_TRUE(json_is(o, "dev", "softxrc0"));
+	EXPECT_EQ(sxrc_sysfs_long("objects/contexts"), json_num(o, "contexts"));
+	EXPECT_EQ(sxrc_sysfs_long("objects/mr_pages"),
+		  json_num(o, "pinned_pages"));
+	EXPECT_LE(1, json_num(o, "qps"));
+	EXPECT_LE(0, json_num(o, "send_wqes"));
+	free(self->r.out);
+
+	/* Human output: one line per object, naming the QP and its state. */
+	ASSERT_EQ(0, run_tool(&self->r, "res show qp pid %d", me));
+	ASSERT_EQ(0, self->r.status);
+	snprintf(o, sizeof(self->obj), "qpn %u qp_type RC state INIT",
+		 self->qp->qp_num);
+	EXPECT_NE(NULL, strstr(self->r.out, o));
+	free(self->r.out);
+
+	/* Bad usage fails, with nothing on stdout. */
+	ASSERT_EQ(0, run_tool(&self->r, "res show bogus 2>/dev/null"));
+	EXPECT_NE(0, self->r.status);
+	EXPECT_EQ('\0', self->r.out[0]);
+	free(self->r.out);
+	ASSERT_EQ(0, run_tool(&self->r, "res show pid x 2>/dev/null"));
+	EXPECT_NE(0, self->r.status);
+}
+
+/* Many objects: the dump spans many messages, each object exactly once. */
+TEST_F(res, dump_spans_many_messages)
+{
+	struct ibv_pd *pds[MANY_PDS];
+	pid_t me = getpid();
+	int i;
+
+	for (i = 0; i < MANY_PDS; i++) {
+		pds[i] = ibv_alloc_pd(self->ctx);
+		ASSERT_NE(NULL, pds[i]);
+	}
+	ASSERT_EQ(0, run_tool(&self->r, "-j res show pd"));
+	ASSERT_EQ(0, self->r.status);
+	EXPECT_TRUE(json_valid(self->r.out));
+	EXPECT_LT(32768, strlen(self->r.out));
+	EXPECT_EQ(MANY_PDS + 1, count_objs(self->r.out, "pd", me));
+	free(self->r.out);
+	ASSERT_EQ(0, run_tool(&self->r, "-j res show"));
+	ASSERT_EQ(0, self->r.status);
+	EXPECT_EQ(MANY_PDS + 1, count_objs(self->r.out, "pd", me));
+	EXPECT_EQ(1, count_objs(self->r.out, "qp", me));
+	for (i = 0; i < MANY_PDS; i++)
+		EXPECT_EQ(0, ibv_dealloc_pd(pds[i]));
+}
+
+/* Shared between the test and its child. */
+struct shared {
+	_Atomic int ready;
+	_Atomic int go;
+	uint32_t qpn;
+};
+
+static bool shm_wait(_Atomic int *v, int ms)
+{
+	while (!atomic_load(v) && ms-- > 0)
+		usleep(1000);
+	return atomic_load(v);
+}
+
+static int wait_child(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* The child of xrc_domain_and_registrants: a second opener, registered. */
+static int xrc_child(struct ibv_device *dev, const char *path,
+		     struct shared *sh)
+{
+	struct ibv_xrc_domain *d;
+	struct ibv_context *ctx;
+	int fd;
+
+	ctx = ibv_open_device(dev);
+	fd = open(path, O_RDONLY);
+	if (!ctx || fd < 0)
+		return 1;
+	d = ibv_open_xrc_domain(ctx, fd, 0);
+	if (!d || ibv_reg_xrc_rcv_qp(d, sh->qpn))
+		return 2;
+	atomic_store(&sh->ready, 1);
+	if (!shm_wait(&sh->go, 20000))
+		return 3;
+	ibv_close_device(ctx);
+	return 0;
+}
+
+TEST_F(res, xrc_domain_and_registrants)
+{
+	struct ibv_qp_init_attr_xrc ia = { .qp_type = IBV_QPT_XRC_RECV };
+	struct ibv_xrc_domain *d;
+	pid_t me = getpid(), pid;
+	struct shared *sh;
+	char *o = self->obj;
+	struct stat st;
+
+	ASSERT_EQ(0, fstat(self->fd, &st));
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	memset(sh, 0, sizeof(*sh));
+	d = ibv_open_xrc_domain(self->ctx, self->fd, O_CREAT);
+	ASSERT_NE(NULL, d);
+	ia.xrc_domain = d;
+	ASSERT_EQ(0, ibv_create_xrc_rcv_qp(&ia, &sh->qpn));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(xrc_child(self->list[0], self->path, sh));
+	ASSERT_TRUE(shm_wait(&sh->ready, 20000));
+
+	ASSERT_EQ(0, run_tool(&self->r, "-j res show xrcqp"));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_TRUE(json_valid(self->r.out));
+	EXPECT_TRUE(find_obj(self->r.out, "xrcqp", "qpn", sh->qpn, o,
+			     sizeof(self->obj)));
+	EXPECT_EQ(me, json_num(o, "pid"));
+	EXPECT_EQ(st.st_ino, json_num(o, "inode"));
+	EXPECT_TRUE(json_is(o, "qp_type", "XRC_RECV"));
+	EXPECT_TRUE(json_is(o, "state", "RESET"));
+	EXPECT_EQ(1, reg_count(o, me));
+	EXPECT_EQ(1, reg_count(o, pid));
+	free(self->r.out);
+
+	/* The child's registrations only, when asked for its pid. */
+	ASSERT_EQ(0, run_tool(&self->r, "-j res show xrcqp pid %d", pid));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_TRUE(find_obj(self->r.out, "xrcqp", "qpn", sh->qpn, o,
+			     sizeof(self->obj)));
+	free(self->r.out);
+
+	ASSERT_EQ(0, run_tool(&self->r, "-j res show xrcd"));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_EQ(1, count_objs(self->r.out, "xrcd", me));
+	EXPECT_EQ(1, count_objs(self->r.out, "xrcd", pid));
+	EXPECT_TRUE(find_obj(self->r.out, "xrcd", "pid", pid, o,
+			     sizeof(self->obj)));
+	EXPECT_EQ(st.st_ino, json_num(o, "inode"));
+	EXPECT_EQ(2, json_num(o, "opens"));
+
+	atomic_store(&sh->go, 1);
+	EXPECT_EQ(0, wait_child(pid));
+	free(self->r.out);
+	/* The child's registration went with its context. */
+	ASSERT_EQ(0, run_tool(&self->r, "-j res show xrcqp"));
+	EXPECT_TRUE(find_obj(self->r.out, "xrcqp", "qpn", sh->qpn, o,
+			     sizeof(self->obj)));
+	EXPECT_EQ(1, reg_count(o, me));
+	EXPECT_EQ(0, reg_count(o, pid));
+	EXPECT_EQ(0, ibv_unreg_xrc_rcv_qp(d, sh->qpn));
+	EXPECT_EQ(0, ibv_close_xrc_domain(d));
+	munmap(sh, sizeof(*sh));
+}
+
+/* As uid NOBODY: its own context and PD are shown, root's objects not. */
+static int nobody_child(pid_t parent, uint32_t parent_qpn)
+{
+	struct run r;
+	uint32_t pd;
+	int fd;
+
+	if (setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		return 1;
+	fd = open(SXRC_DEV, O_RDWR);
+	if (fd < 0 || sxrc_pd_alloc(fd, &pd))
+		return 2;
+	if (run_tool(&r, "-j res show") || r.status)
+		return 3;
+	if (count_objs(r.out, "pd", getpid()) != 1 ||
+	    count_objs(r.out, "ctx", getpid()) != 1)
+		return 4;
+	/* Nothing of root's: every object (devices aside) is ours. */
+	if (count_objs(r.out, "pd", 0) != 1 ||
+	    count_objs(r.out, "ctx", 0) != 1 ||
+	    count_objs(r.out, "qp", 0) || count_objs(r.out, "mr", 0) ||
+	    count_objs(r.out, "cq", parent) || strstr(r.out, "\"uid\":0,"))
+		return 5;
+	if (count_objs(r.out, "dev", 0) < 1)
+		return 6;
+	free(r.out);
+	if (run_tool(&r, "-j res show qp pid %d", parent) || r.status ||
+	    count_objs(r.out, "qp", 0))
+		return 7;
+	(void)parent_qpn;
+	free(r.out);
+	close(fd);
+	return 0;
+}
+
+TEST_F(res, unprivileged_sees_only_its_own)
+{
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(nobody_child(getppid(), self->qp->qp_num));
+	EXPECT_EQ(0, wait_child(pid));
+
+	/* Root sees everybody's: its own objects are still there. */
+	ASSERT_EQ(0, run_tool(&self->r, "-j res show qp pid %d", getpid()));
+	EXPECT_EQ(1, count_objs(self->r.out, "qp", getpid()));
+}
+
+TEST_HARNESS_MAIN
