@@ -130,6 +130,9 @@ install: module user
 		$(DESTDIR)$(INCLUDEDIR)/rdma/softxrc-abi.h
 	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(PCDIR) $(DESTDIR)$(DOCDIR)
 	install -m 0644 $(TOP)/Documentation/man/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -D -m 0644 $(TOP)/Documentation/man/softxrc.8 \
+		$(DESTDIR)$(MANDIR)/man8/softxrc.8
+	install -D -m 0755 $(BUILD)/bin/softxrc $(DESTDIR)$(PREFIX)/sbin/softxrc
 	$(SUBST) $(TOP)/packaging/softxrc-verbs.pc.in > \
 		$(DESTDIR)$(PCDIR)/softxrc-verbs.pc
 	$(SUBST) $(TOP)/packaging/softxrc.ld.so.conf > \
@@ -151,6 +154,7 @@ uninstall:
 	      $(DESTDIR)$(UDEVDIR)/90-softxrc.rules
 	rm -f $(patsubst $(TOP)/Documentation/man/%,$(DESTDIR)$(MANDIR)/man3/%,\
 		$(wildcard $(TOP)/Documentation/man/*.3))
+	rm -f $(DESTDIR)$(MANDIR)/man8/softxrc.8 $(DESTDIR)$(PREFIX)/sbin/softxrc
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
 
 # The module's sources into /usr/src/softxrc-VERSION, for DKMS.

@@ -120,7 +120,10 @@ static void sep(void)
 static void out_str(const char *name, const char *val)
 {
 	sep();
-	if (json) {
+	if (!json && !strcmp(name, "type")) {
+		/* Human output: a line starts with the bare class name. */
+		fputs(val, stdout);
+	} else if (json) {
 		json_string(name);
 		putchar(':');
 		json_string(val);
