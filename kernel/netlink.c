@@ -390,6 +390,11 @@ static int sxrc_nl_dump_ctxs(struct sk_buff *skb, struct netlink_callback *cb,
 	int ret = 0;
 
 	while ((ctx = sxrc_nl_next_ctx(dev, st->ctx_next))) {
+		/* The context a part ended in may have gone meanwhile. */
+		if (ctx->id != st->ctx_next) {
+			st->ctx_next = ctx->id;
+			st->obj_next = 0;
+		}
 		if (!sxrc_nl_visible(st, ctx) || !sxrc_nl_pid_ok(st, ctx))
 			goto next_ctx;
 		if (st->class == SXRC_NL_RES_CTX) {
