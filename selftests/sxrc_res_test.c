@@ -524,4 +524,79 @@ TEST_F(res, unprivileged_sees_only_its_own)
 	EXPECT_EQ(1, count_objs(self->r.out, "qp", getpid()));
 }
 
+/* Count RC QPs in RTS that have sent, of processes other than @me. */
+static int busy_rc_qps(const char *out, pid_t me, pid_t *pids)
+{
+	static char obj[65536];
+	int i, n = 0;
+
+	for (i = 0; json_obj(out, i, obj, sizeof(obj)); i++) {
+		if (!json_is(obj, "type", "qp") || !json_is(obj, "qp_type", "RC") ||
+		    !json_is(obj, "state", "RTS") || json_num(obj, "pid") == me ||
+		    json_num(obj, "send_wqes") <= 0)
+			continue;
+		if (n < 2)
+			pids[n] = json_num(obj, "pid");
+		n++;
+	}
+	return n;
+}
+
+/*
+ * An unmodified rdma-core program at work: while Debian's
+ * ibv_rc_pingpong runs as server and client, the tool shows their two
+ * connected QPs, of two processes, moving WQEs; after they are killed,
+ * nothing of theirs is left.
+ */
+TEST_F(res, running_pingpong_shows_its_two_qps)
+{
+	const char *prog = "/usr/bin/ibv_rc_pingpong";
+	int port = 19000 + getpid() % 1000, i, n = 0;
+	pid_t me = getpid(), pids[2] = { 0, 0 };
+	char cmd[512];
+
+	if (access(prog, X_OK))
+		SKIP(return, "%s is not installed", prog);
+	if (system("ip link set lo up 2>/dev/null"))
+		TH_LOG("could not bring lo up");
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 60 %s -d softxrc0 -p %d -n 100000000 >/dev/null 2>&1 &",
+		 prog, port);
+	ASSERT_EQ(0, system(cmd));
+	usleep(500000);
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 60 %s -d softxrc0 -p %d -n 100000000 127.0.0.1 >/dev/null 2>&1 &",
+		 prog, port);
+	ASSERT_EQ(0, system(cmd));
+
+	for (i = 0; i < 60 && n != 2; i++) {
+		usleep(250000);
+		ASSERT_EQ(0, run_tool(&self->r, "-j res show qp"));
+		ASSERT_EQ(0, self->r.status);
+		n = busy_rc_qps(self->r.out, me, pids);
+		if (n != 2) {
+			free(self->r.out);
+			self->r.out = NULL;
+		}
+	}
+	EXPECT_EQ(2, n) {
+		TH_LOG("QPs seen:\n%s", self->r.out ? self->r.out : "");
+	}
+	EXPECT_NE(pids[0], pids[1]);
+
+	if (system("pkill -KILL -x ibv_rc_pingpong"))
+		TH_LOG("no ibv_rc_pingpong left to kill");
+	for (i = 0; i < 40; i++) {
+		free(self->r.out);
+		self->r.out = NULL;
+		usleep(250000);
+		ASSERT_EQ(0, run_tool(&self->r, "-j res show qp"));
+		if (!count_objs(self->r.out, "qp", pids[0]) &&
+		    !count_objs(self->r.out, "qp", pids[1]))
+			break;
+	}
+	EXPECT_EQ(0, count_objs(self->r.out, "qp", pids[0]));
+	EXPECT_EQ(0, count_objs(self->r.out, "qp", pids[1]));
+}
+
 TEST_HARNESS_MAIN
