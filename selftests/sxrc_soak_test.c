@@ -37,6 +37,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_xrc.h"
 
 #define PBUF_SIZE	(1UL << 20)	/* the survivor's MR */
 #define RBUF_SIZE	(64UL << 10)	/* a rank's MR */
@@ -53,8 +54,6 @@
 #define SOAK_SECS	60
 #define KILL_US		3000
 #define WAIT_MS		10000
-#define RQ_PSN		0x123
-#define SQ_PSN		0x456
 #define IMM_CHECK	0xbeef0000U
 #define REMOTE_ALL	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 #define ACCESS_ALL	(IBV_ACCESS_LOCAL_WRITE | REMOTE_ALL)
@@ -233,42 +232,6 @@ static struct ibv_qp *rcv_create(struct ibv_context *ctx, struct ibv_xrcd *x)
 	return qp;
 }
 
-static int send_connect(struct ibv_qp *qp, uint32_t dqpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = 0,
-	};
-	int ret;
-
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = SQ_PSN;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = RQ_PSN;
-	a.timeout = 10;
-	a.retry_cnt = 3;
-	a.rnr_retry = 7;	/* the survivor reposts: wait for it */
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 static int post(struct ibv_qp *qp, struct ibv_mr *mr, char *buf,
 		enum ibv_wr_opcode op, size_t off, uint32_t len, uint32_t srqn,
 		uintptr_t raddr, uint32_t rkey, uint64_t wr_id, uint32_t imm)
@@ -391,7 +354,7 @@ static int rank_main(const struct target *t, struct shared *sh, int slot)
 	qa.pd = pd;
 	qp = ibv_create_qp_ex(ctx, &qa);
 	RCHK(qp);
-	RCHK(send_connect(qp, t->qpn) == 0);
+	RCHK(send_connect(qp, t->qpn, 7) == 0);
 	atomic_store(&sh->stage[slot], 1);
 
 	if (check) {

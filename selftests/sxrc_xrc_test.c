@@ -23,12 +23,11 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_xrc.h"
 
 #define BUF_SIZE	(1UL << 20)
 #define MSG		64
 #define MAXPROC		16
-#define RQ_PSN		0x123
-#define SQ_PSN		0x456
 #define WAIT_MS		10000
 #define BOGUS_NUM	0xfffff0U
 #define REMOTE_ALL	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
@@ -277,42 +276,6 @@ static struct ibv_qp *send_qp(struct node *n)
 	};
 
 	return ibv_create_qp_ex(n->ctx, &ia);
-}
-
-static int send_connect(struct ibv_qp *qp, uint32_t dqpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = 0,
-	};
-	int ret;
-
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = SQ_PSN;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = RQ_PSN;
-	a.timeout = 10;
-	a.retry_cnt = 3;
-	a.rnr_retry = 3;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 static int srq_recv(struct ibv_srq *srq, struct node *n, size_t off,
@@ -707,7 +670,7 @@ TEST_F(xrc, domain_survives_close_and_unlink)
 	sqp = send_qp(&self->n);
 	ASSERT_NE(NULL, sqp);
 	ASSERT_EQ(0, rcv_up(d, qpn, sqp->qp_num));
-	ASSERT_EQ(0, send_connect(sqp, qpn));
+	ASSERT_EQ(0, send_connect(sqp, qpn, 3));
 	EXPECT_EQ(0, roundtrip(&self->n, sqp, srq, self->n.cq, 4096, 3));
 	EXPECT_EQ(0, ibv_destroy_qp(sqp));
 	EXPECT_EQ(0, ibv_unreg_xrc_rcv_qp(d, qpn));
@@ -1278,7 +1241,7 @@ static int link_up(FIXTURE_DATA(xrc) *self, struct link *l)
 		return __LINE__;
 	if (rcv_up(l->d, l->qpn, l->sqp->qp_num))
 		return __LINE__;
-	return send_connect(l->sqp, l->qpn) ? __LINE__ : 0;
+	return send_connect(l->sqp, l->qpn, 3) ? __LINE__ : 0;
 }
 
 TEST_F(xrc, send_lands_in_the_named_srq)
@@ -1567,7 +1530,7 @@ TEST_F(xrc, mp_every_process_gets_its_messages)
 			_exit(rank_main(self, r));
 	}
 	EXPECT_TRUE(shm_wait(&sh->ready, RANKS, WAIT_MS));
-	ASSERT_EQ(0, send_connect(sqp, sh->qpn));
+	ASSERT_EQ(0, send_connect(sqp, sh->qpn, 3));
 	for (i = 0; i < PER; i++) {
 		for (r = 0; r < RANKS; r++) {
 			size_t off = (r * PER + i) * MSG;
@@ -1765,7 +1728,7 @@ TEST_F(xrc, mp_kill9_of_the_creator_keeps_the_qp_working)
 
 	srq = legacy_srq(&self->n, d, NULL);
 	ASSERT_NE(NULL, srq);
-	ASSERT_EQ(0, send_connect(sqp, sh->qpn));
+	ASSERT_EQ(0, send_connect(sqp, sh->qpn, 3));
 	EXPECT_EQ(0, roundtrip(&self->n, sqp, srq, self->n.cq, 8192, 5));
 
 	EXPECT_EQ(EBUSY, ibv_close_xrc_domain(d));
@@ -2038,7 +2001,7 @@ TEST_F(xrc, process_exit_leaves_nothing)
 			_exit(2);
 		sqp = send_qp(&n);
 		if (!sqp || rcv_up(d, qpn, sqp->qp_num) ||
-		    send_connect(sqp, qpn))
+		    send_connect(sqp, qpn, 3))
 			_exit(3);
 		if (sxrc_sysfs_long("objects/qp") != before.v[0] + 2 ||
 		    sxrc_sysfs_long("objects/srq") != before.v[1] + 2)
