@@ -9,6 +9,9 @@
 #   make bench           benchmarks against rdma_rxe and memcpy, in a guest
 #   make check           install what is missing, build, run the selftests
 #                        on every installed Debian kernel
+#   make check-debug     the suite + 10^6-call fuzz + 1,000-round soak +
+#                        fault injection on a KASAN/lockdep/kmemleak kernel
+#                        built (once, cached) from linux-source-6.1
 #   make install         module, library, headers, man pages (DESTDIR, PREFIX)
 #   make uninstall       the reverse
 #   make dkms-install    register the module with DKMS (rebuilt per kernel)
@@ -27,13 +30,14 @@ KSRCS  := $(wildcard $(TOP)/kernel/*.c $(TOP)/kernel/*.h) $(TOP)/Kbuild
 UAPI   := $(wildcard $(TOP)/uapi/rdma/*.h)
 LINUX_SOURCE ?= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 
-.PHONY: all module modules-all user selftests bench demo check checkpatch \
+.PHONY: all module modules-all user selftests bench demo check check-debug \
+	checkpatch \
 	sparse clean help install uninstall dkms-install
 
 all: module user selftests
 
 help:
-	@sed -n '3,18p' $(TOP)/Makefile
+	@sed -n '3,21p' $(TOP)/Makefile
 
 module: $(KOBJ)/softxrc.ko
 
@@ -73,6 +77,11 @@ check:
 	$(TOP)/tools/deps
 	$(MAKE) -C $(TOP) modules-all user selftests
 	$(TOP)/tools/check
+
+check-debug:
+	$(TOP)/tools/deps
+	$(MAKE) -C $(TOP) user selftests
+	$(TOP)/tools/check-debug
 
 # kernel/compat.h alone tests LINUX_VERSION_CODE, as an out-of-tree module
 # serving several kernels must; checkpatch's advice for in-tree code does

@@ -1799,7 +1799,24 @@ static const char *const obj_attrs[] = {
 
 #define NATTRS	(sizeof(obj_attrs) / sizeof(obj_attrs[0]))
 
-TEST(fuzz)
+/*
+ * The harness's own limit is generous: a million calls on a KASAN kernel
+ * under TCG take minutes.  tools/run-selftests bounds each program
+ * (SXRC_SELFTEST_TIMEOUT).
+ */
+FIXTURE(fuzz) {
+	int unused;
+};
+
+FIXTURE_SETUP(fuzz)
+{
+}
+
+FIXTURE_TEARDOWN(fuzz)
+{
+}
+
+TEST_F_TIMEOUT(fuzz, run, 3600)
 {
 	char xrcd_path[64];
 	long before[NATTRS], after;
