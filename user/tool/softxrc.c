@@ -222,7 +222,12 @@ static int res_cb(const struct nlmsghdr *nlh, void *data)
 		printf("%s{", nobjs ? "," : "");
 	nobjs++;
 	need_comma = false;
-	out_str("type", class_names[class]);
+	/*
+	 * Human lines start with the class name, but a device's line starts
+	 * with its "dev NAME" pair, as iproute2's rdma tool prints it.
+	 */
+	if (json || class != SXRC_NL_RES_DEV)
+		out_str("type", class_names[class]);
 	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
 		uint16_t t = mnl_attr_get_type(a);
 
