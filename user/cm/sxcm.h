@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * softxrc connection manager: the private half of the drop-in
+ * librdmacm.so.1.
+ *
+ * softxrc moves data only between processes of one host, so connection
+ * management is host-local: a listening rdma_cm_id is an abstract
+ * AF_UNIX SOCK_SEQPACKET socket named after its device, port space,
+ * address and port; a connection is one accepted socket pair carrying
+ * the CM messages below (REQ, REP, RTU, REJ, DREQ, DREP).  The QPs
+ * themselves are connected with ordinary ibv_modify_qp() calls, and the
+ * kernel checks them as it checks any other.
+ *
+ * Locking: one mutex, sxcm_lock, protects every id, channel, event and
+ * the watch list; sxcm_cond is broadcast whenever an event is queued or
+ * acknowledged.  A progress thread (wire.c) waits in epoll_wait() with
+ * the lock dropped and handles socket activity under it, so that a
+ * channel's fd is readable exactly when an event is queued.
+ */
+#ifndef SXCM_H
+#define SXCM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <rdma/rdma_cma.h>
+
+#define SXCM_EXPORT	__attribute__((visibility("default")))
+
+/* Private data limits of rdma_cm over InfiniBand (bytes). */
+#define SXCM_REQ_PDATA	56
+#define SXCM_REP_PDATA	196
+#define SXCM_REJ_PDATA	148
+#define SXCM_RTU_PDATA	224
+#define SXCM_MAX_PDATA	224
+
+/* IB CM reject reasons reported as RDMA_CM_EVENT_REJECTED status. */
+#define SXCM_REJ_INVALID_SID	8	/* nobody listens there */
+#define SXCM_REJ_CONSUMER	28	/* rdma_reject() */
+#define SXCM_REJ_VENDOR		35	/* rdma_reject_ece() */
+
+/* A tiny intrusive list. */
+struct sxcm_list {
+	struct sxcm_list *next, *prev;
+};
+
+static inline void sxcm_list_init(struct sxcm_list *l)
+{
+	l->next = l->prev = l;
+}
+
+static inline bool sxcm_list_empty(const struct sxcm_list *l)
+{
+	return l->next == l;
+}
+
+static inline void sxcm_list_add_tail(struct sxcm_list *n,
+				      struct sxcm_list *head)
+{
+	n->prev = head->prev;
+	n->next = head;
+	head->prev->next = n;
+	head->prev = n;
+}
+
+static inline void sxcm_list_del(struct sxcm_list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->next = n->prev = n;
+}
+
+#define sxcm_container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - __builtin_offsetof(type, member)))
+
+/* ---------------------------------------------------------------- wire */
+
+enum sxcm_msg_type {
+	SXCM_REQ = 1,
+	SXCM_REP,
+	SXCM_RTU,
+	SXCM_REJ,
+	SXCM_DREQ,
+	SXCM_DREP,
+};
+
+#define SXCM_MAGIC	0x4d435853u	/* "SXCM" */
+#define SXCM_VERSION	1
+
+/* An address as carried by a message: family, port (network order), 16 bytes. */
+struct sxcm_wire_addr {
+	uint16_t family;
+	uint16_t port;
+	uint32_t scope_id;
+	uint8_t addr[16];
+};
+
+/*
+ * One CM message: a fixed header, then pdata_len bytes of private data.
+ * Every field is checked on receipt (sxcm_msg_check()); the peer is
+ * another process and may be anything.
+ */
+struct sxcm_msg {
+	uint32_t magic;
+	uint8_t version;
+	uint8_t type;
+	uint8_t qp_type;		/* REQ: IBV_QPT_RC */
+	uint8_t pdata_len;
+	uint32_t qpn;			/* REQ, REP */
+	uint32_t psn;			/* REQ, REP: starting send PSN */
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t flow_control;
+	uint8_t srq;
+	uint16_t reason;		/* REJ */
+	struct sxcm_wire_addr src;	/* REQ: the connector's address */
+	struct sxcm_wire_addr dst;	/* REQ: the address it connected to */
+	uint8_t pdata[SXCM_MAX_PDATA];
+};
+
+#define SXCM_MSG_HDR	__builtin_offsetof(struct sxcm_msg, pdata)
+
+/* ------------------------------------------------------------- objects */
+
+/* A socket the progress thread watches; token identifies it in epoll. */
+struct sxcm_watch {
+	struct sxcm_list node;
+	uint64_t token;
+	int fd;
+};
+
+struct sxcm_channel {
+	struct rdma_event_channel ch;	/* first: what the application sees */
+	struct sxcm_list node;		/* all channels */
+	struct sxcm_list events;	/* queued, not yet retrieved */
+	bool private_ch;		/* a synchronous id's own */
+};
+
+enum sxcm_state {
+	SXCM_IDLE,
+	SXCM_ADDR_RESOLVED,
+	SXCM_ADDR_BOUND,	/* bound or address resolved */
+	SXCM_ROUTE_RESOLVED,
+	SXCM_LISTEN,
+	SXCM_PENDING,		/* accepted socket, no REQ yet */
+	SXCM_REQ_RCVD,		/* CONNECT_REQUEST delivered */
+	SXCM_REQ_SENT,
+	SXCM_REP_SENT,
+	SXCM_REP_RCVD,		/* CONNECT_RESPONSE (no QP) */
+	SXCM_ESTABLISHED,
+	SXCM_DREQ_SENT,
+	SXCM_DISCONNECTED,
+	SXCM_REJECTED,
+	SXCM_ERROR,
+};
+
+struct sxcm_id {
+	struct rdma_cm_id id;		/* first: what the application sees */
+	struct sxcm_list node;		/* all ids */
+	enum sxcm_state state;
+	struct sxcm_channel *chan;
+	bool sync;			/* NULL channel: synchronous calls */
+	bool bound;
+	bool destroying;
+	int bind_fd;			/* holds the rendezvous name */
+	struct sxcm_watch conn;		/* connection (or listening) socket */
+	struct sxcm_id *listener;	/* PENDING/REQ_RCVD children */
+	int unacked;			/* retrieved, not yet acknowledged */
+	/* connection parameters */
+	uint32_t psn;			/* our starting send PSN */
+	uint32_t remote_qpn, remote_psn;
+	uint8_t responder_resources, initiator_depth;
+	uint8_t retry_count, rnr_retry_count;
+	uint8_t ack_timeout;
+	bool ack_timeout_set;
+	uint8_t tos;
+	bool reuseaddr, afonly;
+	uint32_t qp_num;		/* application QP (no id->qp) */
+	/* resources the library made (rdma_create_qp, rdma_create_ep) */
+	bool own_cqs;
+	struct ibv_qp_init_attr *ep_attr;	/* passive endpoint's QP attrs */
+	struct ibv_pd *ep_pd;
+	struct ibv_sa_path_rec path;
+};
+
+struct sxcm_event {
+	struct rdma_cm_event ev;	/* first: what the application sees */
+	struct sxcm_list node;
+	struct sxcm_id *owner;		/* counted in owner->unacked */
+	uint8_t pdata[SXCM_MAX_PDATA];
+};
+
+extern pthread_mutex_t sxcm_lock;
+extern pthread_cond_t sxcm_cond;
+
+static inline struct sxcm_id *to_sxcm_id(struct rdma_cm_id *id)
+{
+	return sxcm_container_of(id, struct sxcm_id, id);
+}
+
+/* cma.c */
+int sxcm_errno(int err);
+void sxcm_queue_event(struct sxcm_id *id, enum rdma_cm_event_type type,
+		      int status, const struct sxcm_msg *msg,
+		      struct sxcm_id *listen_id);
+struct sxcm_id *sxcm_id_new(struct sxcm_channel *chan, void *context,
+			    enum rdma_port_space ps, enum ibv_qp_type qpt);
+void sxcm_id_free(struct sxcm_id *id);
+void sxcm_fill_route(struct sxcm_id *id);
+int sxcm_qp_connect(struct sxcm_id *id);
+void sxcm_qp_error(struct sxcm_id *id);
+struct ibv_context *sxcm_device(void);
+
+/* wire.c */
+int sxcm_watch_add(struct sxcm_watch *w, int fd);
+void sxcm_watch_del(struct sxcm_watch *w);
+int sxcm_name(char *buf, size_t size, enum rdma_port_space ps,
+	      const struct sockaddr *sa, bool wildcard);
+int sxcm_send(struct sxcm_id *id, struct sxcm_msg *msg, uint8_t type,
+	      const void *pdata, uint8_t len);
+void sxcm_to_wire(struct sxcm_wire_addr *w, const struct sockaddr *sa);
+int sxcm_from_wire(struct sockaddr_storage *ss, const struct sxcm_wire_addr *w);
+int sxcm_reserve(struct sxcm_id *id, struct sockaddr *sa);
+int sxcm_connect_socket(struct sxcm_id *id);
+int sxcm_listen_socket(struct sxcm_id *id, int backlog);
+bool sxcm_is_local(const struct sockaddr *sa);
+bool sxcm_is_wildcard(const struct sockaddr *sa);
+socklen_t sxcm_addr_len(const struct sockaddr *sa);
+uint16_t sxcm_get_port(const struct sockaddr *sa);
+void sxcm_set_port(struct sockaddr *sa, uint16_t port_be);
+
+#endif /* SXCM_H */
