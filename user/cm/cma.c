@@ -60,6 +60,16 @@ struct ibv_context *sxcm_device(void)
 	return dev_ctx;
 }
 
+/*
+ * In a fork()ed child: the parent's context refuses the child's calls
+ * (EPERM), so the child opens its own when it needs one.
+ */
+void sxcm_forget_device(void)
+{
+	dev_ctx = NULL;
+	dev_pd = NULL;
+}
+
 static struct ibv_pd *sxcm_default_pd(void)
 {
 	if (!dev_pd && sxcm_device())

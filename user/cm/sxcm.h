@@ -215,6 +215,7 @@ void sxcm_fill_route(struct sxcm_id *id);
 int sxcm_qp_connect(struct sxcm_id *id);
 void sxcm_qp_error(struct sxcm_id *id);
 struct ibv_context *sxcm_device(void);
+void sxcm_forget_device(void);
 
 /* wire.c */
 int sxcm_watch_add(struct sxcm_watch *w, int fd);

@@ -287,13 +287,50 @@ int sxcm_send(struct sxcm_id *id, struct sxcm_msg *msg, uint8_t type,
 
 static void *sxcm_progress(void *arg);
 
+/*
+ * fork(): the child has no progress thread, shares the parent's epoll
+ * instance and may not use the parent's device context.  Its copies of
+ * the parent's connections are closed (the parent's stay open), and it
+ * starts afresh: thread, epoll and context, when it first needs them.
+ */
+static void sxcm_fork_prepare(void)
+{
+	pthread_mutex_lock(&sxcm_lock);
+}
+
+static void sxcm_fork_parent(void)
+{
+	pthread_mutex_unlock(&sxcm_lock);
+}
+
+static void sxcm_fork_child(void)
+{
+	while (!sxcm_list_empty(&watches)) {
+		struct sxcm_watch *w = sxcm_container_of(watches.next,
+							 struct sxcm_watch, node);
+		sxcm_list_del(&w->node);
+		close(w->fd);
+		w->fd = -1;
+	}
+	if (epfd >= 0)
+		close(epfd);
+	epfd = -1;
+	sxcm_forget_device();
+	pthread_mutex_unlock(&sxcm_lock);
+}
+
 static int sxcm_start(void)
 {
+	static bool atfork;
 	pthread_attr_t attr;
 	sigset_t all, old;
 	pthread_t thread;
 	int ret;
 
+	if (!atfork && pthread_atfork(sxcm_fork_prepare, sxcm_fork_parent,
+				      sxcm_fork_child))
+		return -ENOMEM;
+	atfork = true;
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)
 		return -errno;

@@ -1,0 +1,872 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc selftest: connection management, the drop-in librdmacm.so.1.
+ * The API from one process (both ends of a connection, on two event
+ * channels): ids, binding, resolution errors, private data in connect,
+ * accept and reject, disconnect flushing posted receives, a killed peer,
+ * non-blocking channels, data over a connected QP through the inline
+ * helpers of <rdma/rdma_verbs.h>.  Then Debian's own rdmacm-utils
+ * programs, each as a server and a client process, and the resource
+ * view while rping runs.
+ */
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "sxrc_test.h"
+
+#define EV_TIMEOUT_MS	10000
+#define MSG		64
+#define RPING		"/usr/bin/rping"
+#define UCMATOSE	"/usr/bin/ucmatose"
+
+/* A port of its own for each test (each runs in a process of its own). */
+static int test_port(void)
+{
+	return 20000 + getpid() % 8000;
+}
+
+/*
+ * The next event of @ch, which must be @type (status and all checked by
+ * the caller); NULL after EV_TIMEOUT_MS or on another event.
+ */
+static struct rdma_cm_event *wait_event(struct __test_metadata *_metadata,
+					struct rdma_event_channel *ch,
+					enum rdma_cm_event_type type)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+
+	if (poll(&pfd, 1, EV_TIMEOUT_MS) != 1) {
+		TH_LOG("no event (wanted %s)", rdma_event_str(type));
+		return NULL;
+	}
+	if (rdma_get_cm_event(ch, &ev)) {
+		TH_LOG("rdma_get_cm_event: %s", strerror(errno));
+		return NULL;
+	}
+	if (ev->event != type) {
+		TH_LOG("event %s status %d, wanted %s", rdma_event_str(ev->event),
+		       ev->status, rdma_event_str(type));
+		rdma_ack_cm_event(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+static void set_addr(struct sockaddr_in *sin, const char *ip, int port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	inet_pton(AF_INET, ip, &sin->sin_addr);
+}
+
+FIXTURE(cm) {
+	struct rdma_event_channel *sch, *cch;	/* server's, client's */
+	struct rdma_cm_id *listen, *server, *client;
+	int port;
+};
+
+FIXTURE_SETUP(cm)
+{
+	if (access(SXRC_DEV, F_OK))
+		SKIP(return, "softxrc is not loaded");
+	if (system("ip link set lo up 2>/dev/null"))
+		TH_LOG("could not bring lo up");
+	self->port = test_port();
+	self->sch = rdma_create_event_channel();
+	self->cch = rdma_create_event_channel();
+	ASSERT_NE(NULL, self->sch);
+	ASSERT_NE(NULL, self->cch);
+	ASSERT_EQ(0, rdma_create_id(self->sch, &self->listen, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_create_id(self->cch, &self->client, NULL, RDMA_PS_TCP));
+}
+
+FIXTURE_TEARDOWN(cm)
+{
+	if (self->server) {
+		if (self->server->qp)
+			rdma_destroy_qp(self->server);
+		rdma_destroy_id(self->server);
+	}
+	if (self->client) {
+		if (self->client->qp)
+			rdma_destroy_qp(self->client);
+		rdma_destroy_id(self->client);
+	}
+	if (self->listen)
+		rdma_destroy_id(self->listen);
+	if (self->sch)
+		rdma_destroy_event_channel(self->sch);
+	if (self->cch)
+		rdma_destroy_event_channel(self->cch);
+}
+
+static struct ibv_qp_init_attr qp_attr(void)
+{
+	struct ibv_qp_init_attr a = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return a;	/* no CQs: the library makes them, with channels */
+}
+
+static int do_listen(struct __test_metadata *_metadata, FIXTURE_DATA(cm) *self)
+{
+	struct sockaddr_in sin;
+
+	set_addr(&sin, "0.0.0.0", self->port);
+	if (rdma_bind_addr(self->listen, (struct sockaddr *)&sin) ||
+	    rdma_listen(self->listen, 4)) {
+		TH_LOG("bind/listen on %d: %s", self->port, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Client: resolve 127.0.0.1:port, create its QP; no connect yet. */
+static int do_resolve(struct __test_metadata *_metadata, FIXTURE_DATA(cm) *self)
+{
+	struct ibv_qp_init_attr a = qp_attr();
+	struct rdma_cm_event *ev;
+	struct sockaddr_in dst;
+
+	set_addr(&dst, "127.0.0.1", self->port);
+	if (rdma_resolve_addr(self->client, NULL, (struct sockaddr *)&dst, 2000))
+		return -1;
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (!ev)
+		return -1;
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(self->client, 2000))
+		return -1;
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	if (!ev)
+		return -1;
+	rdma_ack_cm_event(ev);
+	return rdma_create_qp(self->client, NULL, &a);
+}
+
+static struct rdma_conn_param conn(const char *pdata)
+{
+	struct rdma_conn_param p = {
+		.private_data = pdata,
+		.private_data_len = pdata ? strlen(pdata) + 1 : 0,
+		.responder_resources = 1,
+		.initiator_depth = 1,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+
+	return p;
+}
+
+/*
+ * Listen, connect with @req_pdata, and take the server's CONNECT_REQUEST
+ * (checked, its private data included) into self->server with a QP.
+ */
+static int do_request(struct __test_metadata *_metadata, FIXTURE_DATA(cm) *self,
+		      const char *req_pdata)
+{
+	struct ibv_qp_init_attr a = qp_attr();
+	struct rdma_conn_param p = conn(req_pdata);
+	struct rdma_cm_event *ev;
+	int ret = 0;
+
+	if (do_listen(_metadata, self) || do_resolve(_metadata, self))
+		return -1;
+	if (rdma_connect(self->client, &p))
+		return -1;
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (!ev)
+		return -1;
+	if (ev->listen_id != self->listen || ev->status ||
+	    ev->param.conn.qp_num != self->client->qp->qp_num ||
+	    ev->param.conn.responder_resources != 1 ||
+	    ev->param.conn.initiator_depth != 1)
+		ret = -1;
+	if (req_pdata && (ev->param.conn.private_data_len < strlen(req_pdata) + 1 ||
+			  memcmp(ev->param.conn.private_data, req_pdata,
+				 strlen(req_pdata) + 1)))
+		ret = -1;
+	self->server = ev->id;
+	rdma_ack_cm_event(ev);
+	if (ret) {
+		TH_LOG("CONNECT_REQUEST carried the wrong parameters");
+		return ret;
+	}
+	return rdma_create_qp(self->server, NULL, &a);
+}
+
+/* The whole handshake, private data both ways. */
+static int do_connect(struct __test_metadata *_metadata, FIXTURE_DATA(cm) *self)
+{
+	struct rdma_conn_param p = conn("accepted: welcome");
+	struct rdma_cm_event *ev;
+	int ret = 0;
+
+	if (do_request(_metadata, self, "request: hello"))
+		return -1;
+	if (rdma_accept(self->server, &p))
+		return -1;
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED);
+	if (!ev)
+		return -1;
+	if (ev->param.conn.private_data_len < sizeof("accepted: welcome") ||
+	    strcmp(ev->param.conn.private_data, "accepted: welcome") ||
+	    ev->param.conn.qp_num != self->server->qp->qp_num) {
+		TH_LOG("ESTABLISHED carried the wrong parameters");
+		ret = -1;
+	}
+	rdma_ack_cm_event(ev);
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED);
+	if (!ev)
+		return -1;
+	rdma_ack_cm_event(ev);
+	return ret;
+}
+
+TEST_F(cm, channel_and_ids)
+{
+	struct rdma_cm_id *id;
+	struct ibv_context **devs;
+	int n;
+
+	ASSERT_LE(0, self->sch->fd);
+	EXPECT_STREQ("RDMA_CM_EVENT_ESTABLISHED",
+		     rdma_event_str(RDMA_CM_EVENT_ESTABLISHED));
+	ASSERT_EQ(0, rdma_create_id(self->sch, &id, (void *)0x1234, RDMA_PS_TCP));
+	EXPECT_EQ((void *)0x1234, id->context);
+	EXPECT_EQ(self->sch, id->channel);
+	EXPECT_EQ(IBV_QPT_RC, id->qp_type);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+	devs = rdma_get_devices(&n);
+	ASSERT_NE(NULL, devs);
+	ASSERT_EQ(1, n);
+	EXPECT_STREQ("softxrc0", ibv_get_device_name(devs[0]->device));
+	rdma_free_devices(devs);
+	/* What is not done here says so, never ENOSYS. */
+	errno = 0;
+	EXPECT_EQ(-1, rdma_join_multicast(self->client,
+					  (struct sockaddr *)&(struct sockaddr_in){
+						  .sin_family = AF_INET }, NULL));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+}
+
+TEST_F(cm, bind_port_in_use_and_ephemeral)
+{
+	struct sockaddr_in sin;
+	struct rdma_cm_id *id2;
+
+	set_addr(&sin, "127.0.0.1", self->port);
+	ASSERT_EQ(0, rdma_bind_addr(self->listen, (struct sockaddr *)&sin));
+	EXPECT_EQ(htons(self->port), rdma_get_src_port(self->listen));
+	EXPECT_NE(NULL, self->listen->verbs);
+	ASSERT_EQ(0, rdma_create_id(self->sch, &id2, NULL, RDMA_PS_TCP));
+	EXPECT_EQ(-1, rdma_bind_addr(id2, (struct sockaddr *)&sin));
+	EXPECT_EQ(EADDRINUSE, errno);
+	/* Another port space is another namespace. */
+	rdma_destroy_id(id2);
+	ASSERT_EQ(0, rdma_create_id(self->sch, &id2, NULL, RDMA_PS_IB));
+	EXPECT_EQ(0, rdma_bind_addr(id2, (struct sockaddr *)&sin));
+	rdma_destroy_id(id2);
+	/* Port 0: an ephemeral port. */
+	set_addr(&sin, "127.0.0.1", 0);
+	ASSERT_EQ(0, rdma_bind_addr(self->client, (struct sockaddr *)&sin));
+	EXPECT_NE(0, rdma_get_src_port(self->client));
+	/* Not an address of this host. */
+	ASSERT_EQ(0, rdma_create_id(self->sch, &id2, NULL, RDMA_PS_TCP));
+	set_addr(&sin, "192.0.2.1", self->port);
+	EXPECT_EQ(-1, rdma_bind_addr(id2, (struct sockaddr *)&sin));
+	EXPECT_EQ(EADDRNOTAVAIL, errno);
+	rdma_destroy_id(id2);
+}
+
+TEST_F(cm, resolve_non_local_is_addr_error)
+{
+	struct rdma_cm_event *ev;
+	struct sockaddr_in dst;
+
+	set_addr(&dst, "192.0.2.1", self->port);	/* TEST-NET-1 */
+	ASSERT_EQ(0, rdma_resolve_addr(self->client, NULL,
+				       (struct sockaddr *)&dst, 2000));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ADDR_ERROR);
+	ASSERT_NE(NULL, ev);
+	EXPECT_GT(0, ev->status);
+	rdma_ack_cm_event(ev);
+}
+
+TEST_F(cm, nonblocking_channel_says_eagain)
+{
+	struct rdma_cm_event *ev;
+	struct sockaddr_in dst;
+	int fl = fcntl(self->cch->fd, F_GETFL);
+
+	ASSERT_EQ(0, fcntl(self->cch->fd, F_SETFL, fl | O_NONBLOCK));
+	EXPECT_EQ(-1, rdma_get_cm_event(self->cch, &ev));
+	EXPECT_EQ(EAGAIN, errno);
+	/* An event makes the fd readable, and it can be taken. */
+	set_addr(&dst, "127.0.0.1", self->port);
+	ASSERT_EQ(0, rdma_resolve_addr(self->client, NULL,
+				       (struct sockaddr *)&dst, 2000));
+	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = self->cch->fd,
+					    .events = POLLIN }, 1, 1000));
+	ASSERT_EQ(0, rdma_get_cm_event(self->cch, &ev));
+	EXPECT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, ev->event);
+	EXPECT_EQ(self->client, ev->id);
+	rdma_ack_cm_event(ev);
+	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = self->cch->fd,
+					    .events = POLLIN }, 1, 0));
+	EXPECT_EQ(-1, rdma_get_cm_event(self->cch, &ev));
+	EXPECT_EQ(EAGAIN, errno);
+}
+
+TEST_F(cm, connect_accept_private_data)
+{
+	struct sockaddr_in *l, *p;
+
+	ASSERT_EQ(0, do_connect(_metadata, self));
+	/* Addresses and ports as rdma_cm reports them. */
+	l = (struct sockaddr_in *)rdma_get_local_addr(self->server);
+	p = (struct sockaddr_in *)rdma_get_peer_addr(self->client);
+	EXPECT_EQ(htonl(INADDR_LOOPBACK), l->sin_addr.s_addr);
+	EXPECT_EQ(htonl(INADDR_LOOPBACK), p->sin_addr.s_addr);
+	EXPECT_EQ(htons(self->port), rdma_get_src_port(self->server));
+	EXPECT_EQ(htons(self->port), rdma_get_dst_port(self->client));
+	EXPECT_EQ(rdma_get_src_port(self->client),
+		  rdma_get_dst_port(self->server));
+	EXPECT_NE(NULL, self->server->verbs);
+	EXPECT_EQ(1, self->server->port_num);
+}
+
+TEST_F(cm, reject_with_private_data)
+{
+	struct rdma_cm_event *ev;
+	const char why[] = "no room at the inn";
+
+	ASSERT_EQ(0, do_request(_metadata, self, NULL));
+	ASSERT_EQ(0, rdma_reject(self->server, why, sizeof(why)));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_REJECTED);
+	ASSERT_NE(NULL, ev);
+	EXPECT_EQ(28, ev->status);	/* IB_CM_REJ_CONSUMER_DEFINED */
+	EXPECT_LE(sizeof(why), ev->param.conn.private_data_len);
+	EXPECT_EQ(0, memcmp(why, ev->param.conn.private_data, sizeof(why)));
+	rdma_ack_cm_event(ev);
+}
+
+TEST_F(cm, no_listener_is_rejected)
+{
+	struct rdma_conn_param p = conn(NULL);
+	struct rdma_cm_event *ev;
+
+	ASSERT_EQ(0, do_resolve(_metadata, self));
+	ASSERT_EQ(0, rdma_connect(self->client, &p));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_REJECTED);
+	ASSERT_NE(NULL, ev);
+	EXPECT_EQ(8, ev->status);	/* IB_CM_REJ_INVALID_SERVICE_ID */
+	rdma_ack_cm_event(ev);
+}
+
+TEST_F(cm, private_data_too_long)
+{
+	char big[256] = "x";
+	struct rdma_conn_param p = conn(NULL);
+
+	ASSERT_EQ(0, do_listen(_metadata, self));
+	ASSERT_EQ(0, do_resolve(_metadata, self));
+	p.private_data = big;
+	p.private_data_len = 57;
+	EXPECT_EQ(-1, rdma_connect(self->client, &p));
+	EXPECT_EQ(EINVAL, errno);
+	p.private_data_len = 56;
+	ASSERT_EQ(0, rdma_connect(self->client, &p));
+
+	struct rdma_cm_event *ev =
+		wait_event(_metadata, self->sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(NULL, ev);
+	EXPECT_EQ(56, ev->param.conn.private_data_len);
+	self->server = ev->id;
+	rdma_ack_cm_event(ev);
+	struct ibv_qp_init_attr a = qp_attr();
+
+	ASSERT_EQ(0, rdma_create_qp(self->server, NULL, &a));
+	p.private_data_len = 197;
+	EXPECT_EQ(-1, rdma_accept(self->server, &p));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, rdma_reject(self->server, big, 149));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, rdma_reject(self->server, big, 148));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_REJECTED);
+	ASSERT_NE(NULL, ev);
+	EXPECT_EQ(148, ev->param.conn.private_data_len);
+	rdma_ack_cm_event(ev);
+}
+
+/* The inline helpers of <rdma/rdma_verbs.h> on both ends. */
+TEST_F(cm, data_moves_with_rdma_verbs_helpers)
+{
+	char cbuf[MSG], sbuf[MSG], rbuf[MSG], wbuf[MSG];
+	struct ibv_mr *cmr, *smr, *rmr, *wmr;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, do_connect(_metadata, self));
+	memset(cbuf, 0, sizeof(cbuf));
+	strcpy(sbuf, "send from server");
+	strcpy(rbuf, "read me");
+	memset(wbuf, 0, sizeof(wbuf));
+	cmr = rdma_reg_msgs(self->client, cbuf, sizeof(cbuf));
+	smr = rdma_reg_msgs(self->server, sbuf, sizeof(sbuf));
+	rmr = rdma_reg_read(self->server, rbuf, sizeof(rbuf));
+	wmr = rdma_reg_write(self->server, wbuf, sizeof(wbuf));
+	ASSERT_TRUE(cmr && smr && rmr && wmr);
+
+	/* SEND server -> client */
+	ASSERT_EQ(0, rdma_post_recv(self->client, (void *)1, cbuf, sizeof(cbuf), cmr));
+	ASSERT_EQ(0, rdma_post_send(self->server, (void *)2, sbuf, sizeof(sbuf),
+				    smr, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, rdma_get_send_comp(self->server, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(2, wc.wr_id);
+	ASSERT_EQ(1, rdma_get_recv_comp(self->client, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_STREQ("send from server", cbuf);
+
+	/* READ by the client of the server's buffer */
+	ASSERT_EQ(0, rdma_post_read(self->client, (void *)3, cbuf, sizeof(cbuf),
+				    cmr, IBV_SEND_SIGNALED,
+				    (uintptr_t)rbuf, rmr->rkey));
+	ASSERT_EQ(1, rdma_get_send_comp(self->client, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_STREQ("read me", cbuf);
+
+	/* WRITE by the client into the server's buffer */
+	strcpy(cbuf, "written by client");
+	ASSERT_EQ(0, rdma_post_write(self->client, (void *)4, cbuf, sizeof(cbuf),
+				     cmr, IBV_SEND_SIGNALED,
+				     (uintptr_t)wbuf, wmr->rkey));
+	ASSERT_EQ(1, rdma_get_send_comp(self->client, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_STREQ("written by client", wbuf);
+
+	rdma_dereg_mr(cmr);
+	rdma_dereg_mr(smr);
+	rdma_dereg_mr(rmr);
+	rdma_dereg_mr(wmr);
+}
+
+TEST_F(cm, disconnect_flushes_and_both_sides_hear_it)
+{
+	struct rdma_cm_event *ev;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	char buf[MSG];
+
+	ASSERT_EQ(0, do_connect(_metadata, self));
+	mr = rdma_reg_msgs(self->server, buf, sizeof(buf));
+	ASSERT_NE(NULL, mr);
+	ASSERT_EQ(0, rdma_post_recv(self->server, (void *)7, buf, sizeof(buf), mr));
+	ASSERT_EQ(0, rdma_disconnect(self->client));
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_DISCONNECTED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_DISCONNECTED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	/* The server's receive flushed: its QP went to the error state. */
+	ASSERT_EQ(1, rdma_get_recv_comp(self->server, &wc));
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+	EXPECT_EQ(7, wc.wr_id);
+	/* Disconnecting again is harmless and brings no event. */
+	EXPECT_EQ(0, rdma_disconnect(self->server));
+	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = self->sch->fd,
+					    .events = POLLIN }, 1, 100));
+	rdma_dereg_mr(mr);
+}
+
+/* A connector killed with SIGKILL: the server hears DISCONNECTED. */
+TEST_F(cm, killed_peer_is_disconnected)
+{
+	struct rdma_cm_event *ev;
+	int status, pipefd[2];
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, do_listen(_metadata, self));
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct rdma_conn_param p = conn(NULL);
+
+		/* The child's own library state: fresh channel and id. */
+		self->cch = rdma_create_event_channel();
+		if (!self->cch ||
+		    rdma_create_id(self->cch, &self->client, NULL, RDMA_PS_TCP) ||
+		    do_resolve(_metadata, self) || rdma_connect(self->client, &p))
+			_exit(1);
+		ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED);
+		if (!ev)
+			_exit(2);
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(3);
+		pause();
+		_exit(0);
+	}
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(NULL, ev);
+	self->server = ev->id;
+	rdma_ack_cm_event(ev);
+	struct ibv_qp_init_attr a = qp_attr();
+
+	ASSERT_EQ(0, rdma_create_qp(self->server, NULL, &a));
+	ASSERT_EQ(0, rdma_accept(self->server, NULL));
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	ASSERT_EQ(1, read(pipefd[0], &c, 1));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_DISCONNECTED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+}
+
+/* ------------------------------------------------- Debian's programs */
+
+/*
+ * Run "@server ARGS" (@server_fmt, taking the port) in the background
+ * and, a moment later, "@client ARGS"; both must exit 0 within @timeout
+ * seconds.  A client that found nobody listening yet tries again.
+ * Returns the port (logs in /tmp/sxcm-{srv,cli}-PORT.log), -1 on
+ * failure, -2 when a program is not installed.
+ */
+static int run_pair(struct __test_metadata *_metadata, const char *server,
+		    const char *server_fmt, const char *client,
+		    const char *client_fmt, int timeout)
+{
+	char scmd[512], ccmd[512], args[256], log[512];
+	int port = test_port(), status, client_status = -1, i;
+	pid_t spid;
+
+	if (access(server, X_OK) || access(client, X_OK))
+		return -2;
+	snprintf(args, sizeof(args), server_fmt, port);
+	snprintf(scmd, sizeof(scmd),
+		 "exec timeout %d stdbuf -oL %s %s >/tmp/sxcm-srv-%d.log 2>&1",
+		 timeout, server, args, port);
+	snprintf(args, sizeof(args), client_fmt, port);
+	snprintf(ccmd, sizeof(ccmd),
+		 "timeout %d stdbuf -oL %s %s >/tmp/sxcm-cli-%d.log 2>&1",
+		 timeout, client, args, port);
+	spid = fork();
+	if (spid == 0) {
+		execl("/bin/sh", "sh", "-c", scmd, (char *)NULL);
+		_exit(127);
+	}
+	if (spid < 0)
+		return -1;
+	for (i = 0; i < 4; i++) {
+		usleep(300000 << i);
+		client_status = system(ccmd);
+		if (!client_status || kill(spid, 0))
+			break;
+	}
+	if (client_status)
+		kill(spid, SIGTERM);
+	if (waitpid(spid, &status, 0) != spid)
+		return -1;
+	if (client_status || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		TH_LOG("%s/%s: client status %d, server status %d", server,
+		       client, client_status, status);
+		snprintf(log, sizeof(log),
+			 "tail -n 20 /tmp/sxcm-cli-%d.log /tmp/sxcm-srv-%d.log",
+			 port, port);
+		if (system(log))
+			TH_LOG("(no logs)");
+		return -1;
+	}
+	return port;
+}
+
+/* Lines of @file containing @what. */
+static int count_lines(const char *file, const char *what)
+{
+	char line[1024];
+	int n = 0;
+	FILE *f = fopen(file, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, what))
+			n++;
+	fclose(f);
+	return n;
+}
+
+FIXTURE(prog) {
+	int unused;
+};
+
+FIXTURE_SETUP(prog)
+{
+	if (access(SXRC_DEV, F_OK))
+		SKIP(return, "softxrc is not loaded");
+	if (system("ip link set lo up 2>/dev/null"))
+		TH_LOG("could not bring lo up");
+}
+
+FIXTURE_TEARDOWN(prog)
+{
+}
+
+TEST_F_TIMEOUT(prog, rping_verbose, 90)
+{
+	char log[64];
+	int port = run_pair(_metadata, RPING,
+			    "-s -a 127.0.0.1 -p %d -v", RPING,
+			    "-c -a 127.0.0.1 -p %d -v -C 10", 60);
+
+	if (port == -2)
+		SKIP(return, "rping is not installed");
+	ASSERT_LT(0, port);
+	snprintf(log, sizeof(log), "/tmp/sxcm-cli-%d.log", port);
+	EXPECT_EQ(10, count_lines(log, "ping data: rdma-ping-"));
+	snprintf(log, sizeof(log), "/tmp/sxcm-srv-%d.log", port);
+	EXPECT_EQ(10, count_lines(log, "server ping data: rdma-ping-"));
+}
+
+TEST_F_TIMEOUT(prog, rping_validate, 90)
+{
+	char log[64];
+	int port = run_pair(_metadata, RPING, "-s -p %d -V -S 4000", RPING,
+			    "-c -a 127.0.0.1 -p %d -V -S 4000 -C 20", 60);
+
+	if (port == -2)
+		SKIP(return, "rping is not installed");
+	ASSERT_LT(0, port);
+	snprintf(log, sizeof(log), "/tmp/sxcm-cli-%d.log", port);
+	EXPECT_EQ(0, count_lines(log, "mismatch"));
+}
+
+/* rping -q: the application's own QP, rdma_init_qp_attr + rdma_establish. */
+TEST_F_TIMEOUT(prog, rping_own_qp, 90)
+{
+	int port = run_pair(_metadata, RPING, "-s -q -p %d -V", RPING,
+			    "-c -q -a 127.0.0.1 -p %d -V -C 10", 60);
+
+	if (port == -2)
+		SKIP(return, "rping is not installed");
+	ASSERT_LT(0, port);
+}
+
+TEST_F_TIMEOUT(prog, rdma_server_client, 90)
+{
+	int port = run_pair(_metadata, "/usr/bin/rdma_server", "-p %d",
+			    "/usr/bin/rdma_client", "-s 127.0.0.1 -p %d", 60);
+	char log[64];
+
+	if (port == -2)
+		SKIP(return, "rdma_server is not installed");
+	ASSERT_LT(0, port);
+	snprintf(log, sizeof(log), "/tmp/sxcm-cli-%d.log", port);
+	EXPECT_EQ(1, count_lines(log, "rdma_client: end 0"));
+}
+
+TEST_F_TIMEOUT(prog, ucmatose, 90)
+{
+	int port = run_pair(_metadata, UCMATOSE, "-p %d -C 20", UCMATOSE,
+			    "-s 127.0.0.1 -p %d -C 20", 60);
+	char log[64];
+
+	if (port == -2)
+		SKIP(return, "ucmatose is not installed");
+	ASSERT_LT(0, port);
+	snprintf(log, sizeof(log), "/tmp/sxcm-srv-%d.log", port);
+	EXPECT_EQ(1, count_lines(log, "data transfers complete"));
+}
+
+/* rping over an address of a veth device rather than loopback. */
+TEST_F_TIMEOUT(prog, rping_on_veth, 90)
+{
+	int port;
+
+	if (system("modprobe veth 2>/dev/null;"
+		   " ip link add sxcm-a type veth peer name sxcm-b 2>/dev/null &&"
+		   " ip addr add 10.211.0.1/24 dev sxcm-a && ip link set sxcm-a up"))
+		SKIP(return, "no veth here");
+	port = run_pair(_metadata, RPING, "-s -a 10.211.0.1 -p %d -V", RPING,
+			"-c -a 10.211.0.1 -p %d -V -C 10", 60);
+	if (system("ip link del sxcm-a 2>/dev/null"))
+		TH_LOG("could not remove sxcm-a");
+	if (port == -2)
+		SKIP(return, "rping is not installed");
+	ASSERT_LT(0, port);
+}
+
+/* ------------------------------------------- the resource view, live */
+
+static const char *tool_path(void)
+{
+	static char path[PATH_MAX];
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return "softxrc";
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/../bin/softxrc", dirname(exe));
+	return path;
+}
+
+/* "softxrc -j res show qp" into a malloc'd string. */
+static char *res_show_qp(void)
+{
+	char cmd[PATH_MAX + 64], *out = calloc(1, 1 << 20);
+	size_t len = 0, n;
+	FILE *f;
+
+	if (!out)
+		return NULL;
+	snprintf(cmd, sizeof(cmd), "timeout 20 %s -j res show qp", tool_path());
+	f = popen(cmd, "r");
+	if (!f) {
+		free(out);
+		return NULL;
+	}
+	while ((n = fread(out + len, 1, (1 << 20) - 1 - len, f)) > 0)
+		len += n;
+	pclose(f);
+	return out;
+}
+
+/*
+ * QP objects of the JSON array @out of process @pid: counted, and those
+ * that are RC in RTS counted in @rts.
+ */
+static int count_qps(const char *out, pid_t pid, int *rts)
+{
+	char pat[64], obj[4096];
+	const char *p = out, *s, *e;
+	int n = 0;
+
+	*rts = 0;
+	snprintf(pat, sizeof(pat), "\"pid\":%d", pid);
+	while ((s = strchr(p, '{'))) {
+		e = strchr(s, '}');
+		if (!e)
+			break;
+		/* QP objects are flat: one {...} each. */
+		if ((size_t)(e - s) < sizeof(obj)) {
+			memcpy(obj, s, e - s + 1);
+			obj[e - s + 1] = '\0';
+			const char *m = strstr(obj, pat);
+
+			if (strstr(obj, "\"type\":\"qp\"") && m &&
+			    !isdigit((unsigned char)m[strlen(pat)])) {
+				n++;
+				if (strstr(obj, "\"qp_type\":\"RC\"") &&
+				    strstr(obj, "\"state\":\"RTS\""))
+					(*rts)++;
+			}
+		}
+		p = e + 1;
+	}
+	return n;
+}
+
+static pid_t spawn(const char *cmd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/*
+ * While rping runs, the resource view shows its two RC QPs, one per
+ * process, in RTS; the client killed, the server hears of it and exits
+ * by itself (not necessarily 0: an RDMA READ under way may fail first,
+ * as on any device), and no QP of either is left.
+ */
+TEST_F_TIMEOUT(prog, rping_qps_in_resource_view, 90)
+{
+	int port = test_port(), i, sq = 0, cq = 0, srts = 0, crts = 0, status;
+	char cmd[256], *out = NULL;
+	pid_t spid, cpid;
+
+	if (access("/usr/bin/rping", X_OK))
+		SKIP(return, "rping is not installed");
+	snprintf(cmd, sizeof(cmd),
+		 "exec /usr/bin/rping -s -a 127.0.0.1 -p %d -S 1024 >/dev/null 2>&1",
+		 port);
+	spid = spawn(cmd);
+	ASSERT_LT(0, spid);
+	snprintf(cmd, sizeof(cmd),
+		 "exec /usr/bin/rping -c -a 127.0.0.1 -p %d -S 1024 -C 1000000 >/dev/null 2>&1",
+		 port);
+	cpid = -1;
+	for (i = 0; i < 80; i++) {
+		usleep(250000);
+		/* (Again) when the client came before the server listened. */
+		if (cpid < 0 || waitpid(cpid, &status, WNOHANG) == cpid) {
+			cpid = spawn(cmd);
+			ASSERT_LT(0, cpid);
+			continue;
+		}
+		free(out);
+		out = res_show_qp();
+		ASSERT_NE(NULL, out);
+		sq = count_qps(out, spid, &srts);
+		cq = count_qps(out, cpid, &crts);
+		if (sq == 1 && cq == 1 && srts == 1 && crts == 1)
+			break;
+	}
+	EXPECT_EQ(1, sq);
+	EXPECT_EQ(1, cq);
+	EXPECT_EQ(1, srts);
+	EXPECT_EQ(1, crts) {
+		TH_LOG("QPs:\n%s", out);
+	}
+	kill(cpid, SIGKILL);
+	waitpid(cpid, &status, 0);
+	/* The server sees its peer die, disconnects and exits. */
+	for (i = 0; i < 100 && waitpid(spid, &status, WNOHANG) != spid; i++)
+		usleep(100000);
+	if (i == 100) {
+		kill(spid, SIGKILL);
+		waitpid(spid, &status, 0);
+		TH_LOG("rping server did not exit after its client died");
+	}
+	EXPECT_TRUE(WIFEXITED(status));
+	for (i = 0; i < 40; i++) {
+		free(out);
+		out = res_show_qp();
+		ASSERT_NE(NULL, out);
+		if (!count_qps(out, spid, &srts) && !count_qps(out, cpid, &crts))
+			break;
+		usleep(250000);
+	}
+	EXPECT_EQ(0, count_qps(out, spid, &srts));
+	EXPECT_EQ(0, count_qps(out, cpid, &crts));
+	free(out);
+}
+
+TEST_HARNESS_MAIN
