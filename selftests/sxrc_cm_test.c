@@ -19,6 +19,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -494,6 +496,75 @@ TEST_F(cm, disconnect_flushes_and_both_sides_hear_it)
 	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = self->sch->fd,
 					    .events = POLLIN }, 1, 100));
 	rdma_dereg_mr(mr);
+}
+
+/*
+ * Garbage from a "peer" (a raw socket on the listener's rendezvous name,
+ * Documentation/rdmacm.rst) is dropped: no event, the listener goes on,
+ * and a real connection still works.
+ */
+TEST_F(cm, malformed_peer_messages_are_dropped)
+{
+	static const char hdr_only[8] = { 'S', 'X', 'C', 'M', 1, 1, 2, 0 };
+	static const char bad_len[8] = { 'S', 'X', 'C', 'M', 1, 1, 2, 200 };
+	static char big[4096];
+	const struct { const void *buf; size_t len; } junk[] = {
+		{ "x", 1 }, { hdr_only, sizeof(hdr_only) },
+		{ bad_len, sizeof(bad_len) }, { big, sizeof(big) },
+	};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct rdma_conn_param p = conn("still fine");
+	struct rdma_cm_event *ev;
+	socklen_t len;
+	unsigned int i;
+	int fd;
+
+	ASSERT_EQ(0, do_listen(_metadata, self));
+	len = offsetof(struct sockaddr_un, sun_path) + 1 +
+	      snprintf(sun.sun_path + 1, sizeof(sun.sun_path) - 1,
+		       "softxrc-cm/softxrc0/tcp/ip4/*/%d", self->port);
+	memset(big, 0xa5, sizeof(big));
+	for (i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+		fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, connect(fd, (struct sockaddr *)&sun, len));
+		EXPECT_EQ((ssize_t)junk[i].len, send(fd, junk[i].buf, junk[i].len, 0));
+		usleep(100000);
+		close(fd);
+	}
+	/* A connection that never says anything, then goes. */
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	ASSERT_EQ(0, connect(fd, (struct sockaddr *)&sun, len));
+	close(fd);
+	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = self->sch->fd,
+					    .events = POLLIN }, 1, 300));
+	ASSERT_EQ(0, do_resolve(_metadata, self));
+	ASSERT_EQ(0, rdma_connect(self->client, &p));
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(NULL, ev);
+	EXPECT_STREQ("still fine", ev->param.conn.private_data);
+	self->server = ev->id;
+	rdma_ack_cm_event(ev);
+}
+
+/*
+ * A listener destroyed while a request it delivered is unaccepted: no
+ * deadlock, and the request's id stays the application's to accept.
+ */
+TEST_F(cm, listener_destroyed_before_accept)
+{
+	struct rdma_cm_event *ev;
+
+	ASSERT_EQ(0, do_request(_metadata, self, NULL));
+	ASSERT_EQ(0, rdma_destroy_id(self->listen));
+	self->listen = NULL;
+	ASSERT_EQ(0, rdma_accept(self->server, NULL));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
 }
 
 /* A connector killed with SIGKILL: the server hears DISCONNECTED. */

@@ -199,6 +199,7 @@ static int sxcm_next_event(struct sxcm_channel *c, bool nonblock,
 	e = sxcm_container_of(c->events.next, struct sxcm_event, node);
 	sxcm_chan_unlink(c, e);
 	e->owner->unacked++;
+	e->owner->handed_out = true;
 	*out = e;
 	return 0;
 }
@@ -327,7 +328,11 @@ void sxcm_id_free(struct sxcm_id *id)
 	if (id->bind_fd >= 0)
 		close(id->bind_fd);
 	sxcm_drop_events(id);
-	/* Children not yet handed out go with their listener. */
+	/*
+	 * Children the application has not seen go with their listener
+	 * (their connectors see the connection drop); the others are the
+	 * application's.
+	 */
 	for (p = ids.next; p != &ids; ) {
 		struct sxcm_id *c = sxcm_container_of(p, struct sxcm_id, node);
 
@@ -335,8 +340,7 @@ void sxcm_id_free(struct sxcm_id *id)
 		if (c->listener != id)
 			continue;
 		c->listener = NULL;
-		if (c->state == SXCM_PENDING ||
-		    (c->state == SXCM_REQ_RCVD && !c->unacked))
+		if (!c->handed_out)
 			sxcm_id_free(c);
 		p = ids.next;	/* the list may have changed: rescan */
 	}

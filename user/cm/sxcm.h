@@ -167,6 +167,7 @@ struct sxcm_id {
 	bool sync;			/* NULL channel: synchronous calls */
 	bool bound;
 	bool destroying;
+	bool handed_out;		/* its CONNECT_REQUEST was retrieved */
 	int bind_fd;			/* holds the rendezvous name */
 	struct sxcm_watch conn;		/* connection (or listening) socket */
 	struct sxcm_id *listener;	/* PENDING/REQ_RCVD children */
