@@ -133,6 +133,9 @@ install: module user
 	install -D -m 0755 $(BUILD)/lib/libibverbs.so.1 \
 		$(DESTDIR)$(LIBDIR)/libibverbs.so.1
 	ln -sf libibverbs.so.1 $(DESTDIR)$(LIBDIR)/libibverbs.so
+	install -D -m 0755 $(BUILD)/lib/librdmacm.so.1 \
+		$(DESTDIR)$(LIBDIR)/librdmacm.so.1
+	ln -sf librdmacm.so.1 $(DESTDIR)$(LIBDIR)/librdmacm.so
 	install -D -m 0644 $(TOP)/user/include/infiniband/softxrc_xrc.h \
 		$(DESTDIR)$(INCLUDEDIR)/infiniband/softxrc_xrc.h
 	install -D -m 0644 $(TOP)/uapi/rdma/softxrc-abi.h \
