@@ -548,22 +548,106 @@ TEST_F(cm, malformed_peer_messages_are_dropped)
 }
 
 /*
- * A listener destroyed while a request it delivered is unaccepted: no
- * deadlock, and the request's id stays the application's to accept.
+ * A listener destroyed while a request it delivered is retrieved but
+ * neither acknowledged nor accepted: no deadlock, and the request's id
+ * stays the application's to accept.
  */
 TEST_F(cm, listener_destroyed_before_accept)
 {
-	struct rdma_cm_event *ev;
+	struct ibv_qp_init_attr a = qp_attr();
+	struct rdma_conn_param p = conn(NULL);
+	struct rdma_cm_event *ev, *req;
 
-	ASSERT_EQ(0, do_request(_metadata, self, NULL));
+	ASSERT_EQ(0, do_listen(_metadata, self));
+	ASSERT_EQ(0, do_resolve(_metadata, self));
+	ASSERT_EQ(0, rdma_connect(self->client, &p));
+	req = wait_event(_metadata, self->sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(NULL, req);
+	self->server = req->id;
 	ASSERT_EQ(0, rdma_destroy_id(self->listen));
 	self->listen = NULL;
+	rdma_ack_cm_event(req);
+	ASSERT_EQ(0, rdma_create_qp(self->server, NULL, &a));
 	ASSERT_EQ(0, rdma_accept(self->server, NULL));
 	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED);
 	ASSERT_NE(NULL, ev);
 	rdma_ack_cm_event(ev);
 	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED);
 	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+}
+
+/* A request never retrieved goes with its listener: the connector hears. */
+TEST_F(cm, listener_destroyed_with_request_queued)
+{
+	struct rdma_conn_param p = conn(NULL);
+	struct rdma_cm_event *ev;
+
+	ASSERT_EQ(0, do_listen(_metadata, self));
+	ASSERT_EQ(0, do_resolve(_metadata, self));
+	ASSERT_EQ(0, rdma_connect(self->client, &p));
+	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = self->sch->fd,
+					    .events = POLLIN }, 1, EV_TIMEOUT_MS));
+	ASSERT_EQ(0, rdma_destroy_id(self->listen));
+	self->listen = NULL;
+	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = self->sch->fd,
+					    .events = POLLIN }, 1, 0));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_UNREACHABLE);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+}
+
+/* IPv6, and an IPv4 connector reaching a listener on "::". */
+TEST_F(cm, ipv6_and_dual_stack)
+{
+	struct sockaddr_in6 any6 = { .sin6_family = AF_INET6,
+				     .sin6_port = htons(self->port) };
+	struct sockaddr_in6 lo6 = { .sin6_family = AF_INET6,
+				    .sin6_addr = IN6ADDR_LOOPBACK_INIT,
+				    .sin6_port = htons(self->port) };
+	struct rdma_conn_param p = conn("v6");
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *c4;
+
+	ASSERT_EQ(0, rdma_bind_addr(self->listen, (struct sockaddr *)&any6));
+	ASSERT_EQ(0, rdma_listen(self->listen, 4));
+	if (rdma_resolve_addr(self->client, NULL, (struct sockaddr *)&lo6, 2000))
+		SKIP(return, "no IPv6 loopback here");
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (!ev)
+		SKIP(return, "no IPv6 loopback here");
+	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, rdma_resolve_route(self->client, 2000));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	struct ibv_qp_init_attr a = qp_attr();
+
+	ASSERT_EQ(0, rdma_create_qp(self->client, NULL, &a));
+	ASSERT_EQ(0, rdma_connect(self->client, &p));
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(NULL, ev);
+	EXPECT_EQ(AF_INET6, rdma_get_peer_addr(ev->id)->sa_family);
+	EXPECT_STREQ("v6", ev->param.conn.private_data);
+	self->server = ev->id;
+	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, rdma_reject(self->server, NULL, 0));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_REJECTED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+
+	/* IPv4 to the same port: the "::" listener takes it. */
+	ASSERT_EQ(0, rdma_create_id(self->cch, &c4, NULL, RDMA_PS_TCP));
+	rdma_destroy_qp(self->client);
+	rdma_destroy_id(self->client);
+	self->client = c4;
+	ASSERT_EQ(0, do_resolve(_metadata, self));
+	ASSERT_EQ(0, rdma_connect(self->client, &p));
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(NULL, ev);
+	EXPECT_EQ(AF_INET, rdma_get_peer_addr(ev->id)->sa_family);
+	rdma_destroy_id(self->server);
+	self->server = ev->id;
 	rdma_ack_cm_event(ev);
 }
 
@@ -768,6 +852,17 @@ TEST_F_TIMEOUT(prog, ucmatose, 90)
 	ASSERT_LT(0, port);
 	snprintf(log, sizeof(log), "/tmp/sxcm-srv-%d.log", port);
 	EXPECT_EQ(1, count_lines(log, "data transfers complete"));
+}
+
+/* ucmatose -m: every id moves to a new event channel mid-test. */
+TEST_F_TIMEOUT(prog, ucmatose_migrate, 90)
+{
+	int port = run_pair(_metadata, UCMATOSE, "-p %d -C 5 -m", UCMATOSE,
+			    "-s 127.0.0.1 -p %d -C 5 -m", 60);
+
+	if (port == -2)
+		SKIP(return, "ucmatose is not installed");
+	ASSERT_LT(0, port);
 }
 
 /* rping over an address of a veth device rather than loopback. */

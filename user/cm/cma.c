@@ -1281,9 +1281,20 @@ SXCM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id,
 		struct sxcm_event *e = sxcm_container_of(p, struct sxcm_event,
 							 node);
 		n = p->next;
-		if (e->owner == s && !e->ev.listen_id) {
+		/* Its own events, and (a listener) the requests it delivers. */
+		if ((e->owner == s && !e->ev.listen_id) ||
+		    e->ev.listen_id == id) {
 			sxcm_chan_unlink(old, e);
 			sxcm_chan_push(c, e);
+		}
+	}
+	/* A listener's children not yet handed out follow it. */
+	for (p = ids.next; p != &ids; p = p->next) {
+		struct sxcm_id *k = sxcm_container_of(p, struct sxcm_id, node);
+
+		if (k->listener == s && !k->handed_out && !k->sync) {
+			k->chan = c;
+			k->id.channel = &c->ch;
 		}
 	}
 	if (s->sync)
