@@ -498,6 +498,92 @@ TEST_F(cm, disconnect_flushes_and_both_sides_hear_it)
 	rdma_dereg_mr(mr);
 }
 
+/* UD: SIDR through rdma_connect/rdma_accept, then one datagram. */
+TEST_F(cm, ud_resolution_and_a_datagram)
+{
+	struct ibv_qp_init_attr a = qp_attr();
+	struct rdma_conn_param p = conn("ud hello");
+	struct rdma_cm_id *l, *c, *srv;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in sin;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_sge sge;
+	struct ibv_mr *smr, *rmr;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	char sbuf[MSG] = "datagram", rbuf[MSG + 40];
+	uint32_t qpn, qkey;
+
+	ASSERT_EQ(0, rdma_create_id(self->sch, &l, NULL, RDMA_PS_UDP));
+	ASSERT_EQ(0, rdma_create_id(self->cch, &c, NULL, RDMA_PS_UDP));
+	EXPECT_EQ(IBV_QPT_UD, c->qp_type);
+	set_addr(&sin, "127.0.0.1", self->port);
+	ASSERT_EQ(0, rdma_bind_addr(l, (struct sockaddr *)&sin));
+	ASSERT_EQ(0, rdma_listen(l, 4));
+	ASSERT_EQ(0, rdma_resolve_addr(c, NULL, (struct sockaddr *)&sin, 2000));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, rdma_resolve_route(c, 2000));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	a.qp_type = IBV_QPT_UD;
+	ASSERT_EQ(0, rdma_create_qp(c, NULL, &a));
+	ASSERT_EQ(0, rdma_connect(c, &p));
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(NULL, ev);
+	EXPECT_STREQ("ud hello", ev->param.ud.private_data);
+	EXPECT_EQ(c->qp->qp_num, ev->param.ud.qp_num);
+	srv = ev->id;
+	rdma_ack_cm_event(ev);
+	a = qp_attr();
+	a.qp_type = IBV_QPT_UD;
+	ASSERT_EQ(0, rdma_create_qp(srv, NULL, &a));
+	rmr = rdma_reg_msgs(srv, rbuf, sizeof(rbuf));
+	ASSERT_NE(NULL, rmr);
+	ASSERT_EQ(0, rdma_post_recv(srv, NULL, rbuf, sizeof(rbuf), rmr));
+	ASSERT_EQ(0, rdma_accept(srv, NULL));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(NULL, ev);
+	qpn = ev->param.ud.qp_num;
+	qkey = ev->param.ud.qkey;
+	EXPECT_EQ(srv->qp->qp_num, qpn);
+	EXPECT_EQ(RDMA_UDP_QKEY, qkey);
+	ah = ibv_create_ah(c->pd, &ev->param.ud.ah_attr);
+	rdma_ack_cm_event(ev);
+	ASSERT_NE(NULL, ah);
+	/* A UD disconnect means nothing. */
+	EXPECT_EQ(-1, rdma_disconnect(c));
+
+	smr = rdma_reg_msgs(c, sbuf, sizeof(sbuf));
+	ASSERT_NE(NULL, smr);
+	sge = (struct ibv_sge){ (uintptr_t)sbuf, sizeof(sbuf), smr->lkey };
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = qpn;
+	wr.wr.ud.remote_qkey = qkey;
+	ASSERT_EQ(0, ibv_post_send(c->qp, &wr, &bad));
+	ASSERT_EQ(1, rdma_get_send_comp(c, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_EQ(1, rdma_get_recv_comp(srv, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(c->qp->qp_num, wc.src_qp);
+	EXPECT_STREQ("datagram", rbuf + 40);
+
+	ibv_destroy_ah(ah);
+	rdma_dereg_mr(smr);
+	rdma_dereg_mr(rmr);
+	rdma_destroy_qp(srv);
+	rdma_destroy_id(srv);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+}
+
 /*
  * Garbage from a "peer" (a raw socket on the listener's rendezvous name,
  * Documentation/rdmacm.rst) is dropped: no event, the listener goes on,
@@ -863,6 +949,21 @@ TEST_F_TIMEOUT(prog, ucmatose_migrate, 90)
 	if (port == -2)
 		SKIP(return, "ucmatose is not installed");
 	ASSERT_LT(0, port);
+}
+
+/* udaddy: UD ids, SIDR (rdma_connect/rdma_accept on UD), address handles. */
+TEST_F_TIMEOUT(prog, udaddy, 90)
+{
+	/* udaddy has no port option (-p is the port space): 7174. */
+	int port = run_pair(_metadata, "/usr/bin/udaddy", "-C 10",
+			    "/usr/bin/udaddy", "-s 127.0.0.1 -C 10", 60);
+	char log[64];
+
+	if (port == -2)
+		SKIP(return, "udaddy is not installed");
+	ASSERT_LT(0, port);
+	snprintf(log, sizeof(log), "/tmp/sxcm-srv-%d.log", port);
+	EXPECT_EQ(1, count_lines(log, "data transfers complete"));
 }
 
 /* rping over an address of a veth device rather than loopback. */

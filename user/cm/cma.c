@@ -169,7 +169,17 @@ void sxcm_queue_event(struct sxcm_id *id, enum rdma_cm_event_type type,
 	e->ev.listen_id = listen_id ? &listen_id->id : NULL;
 	e->ev.event = type;
 	e->ev.status = status;
-	if (msg) {
+	if (msg && id->id.qp_type == IBV_QPT_UD) {
+		struct rdma_ud_param *u = &e->ev.param.ud;
+
+		memcpy(e->pdata, msg->pdata, msg->pdata_len);
+		u->private_data = msg->pdata_len ? e->pdata : NULL;
+		u->private_data_len = msg->pdata_len;
+		u->ah_attr.dlid = dev_port.lid;
+		u->ah_attr.port_num = 1;
+		u->qp_num = msg->qpn;
+		u->qkey = msg->qkey;
+	} else if (msg) {
 		p = &e->ev.param.conn;
 		memcpy(e->pdata, msg->pdata, msg->pdata_len);
 		p->private_data = msg->pdata_len ? e->pdata : NULL;
@@ -814,7 +824,13 @@ static int sxcm_create_qp(struct sxcm_id *s, struct ibv_qp_init_attr_ex *attr)
 		goto err_cqs;
 	}
 	s->id.qp = qp;
+	s->id.qp_type = a.qp_type;
 	ret = sxcm_modify(s, IBV_QPS_INIT);
+	/* A UD QP needs no peer: ready to send at once, as rdma-core's. */
+	if (!ret && a.qp_type == IBV_QPT_UD)
+		ret = sxcm_modify(s, IBV_QPS_RTR);
+	if (!ret && a.qp_type == IBV_QPT_UD)
+		ret = sxcm_modify(s, IBV_QPS_RTS);
 	if (ret) {
 		s->id.qp = NULL;
 		ibv_destroy_qp(qp);
@@ -899,12 +915,15 @@ static int sxcm_connect(struct sxcm_id *s, struct rdma_conn_param *p)
 	struct sxcm_msg req = { 0 };
 	int ret, fd;
 
+	bool ud = s->id.qp_type == IBV_QPT_UD;
+
 	if (s->state != SXCM_ROUTE_RESOLVED)
 		return -EINVAL;
-	if (s->id.qp_type != IBV_QPT_RC)
-		return -EOPNOTSUPP;	/* UD's SIDR is not implemented */
+	if (s->id.qp_type != IBV_QPT_RC && !ud)
+		return -EOPNOTSUPP;
 	if (p) {
-		ret = sxcm_check_param(p, SXCM_REQ_PDATA);
+		ret = sxcm_check_param(p, ud ? SXCM_SIDR_REQ_PDATA :
+					   SXCM_REQ_PDATA);
 		if (ret)
 			return ret;
 	}
@@ -923,8 +942,12 @@ static int sxcm_connect(struct sxcm_id *s, struct rdma_conn_param *p)
 	if (fd == -ECONNREFUSED) {
 		/* Nobody listens: IB CM's "invalid service ID" reject. */
 		s->state = SXCM_REJECTED;
-		sxcm_queue_event(s, RDMA_CM_EVENT_REJECTED, SXCM_REJ_INVALID_SID,
-				 NULL, NULL);
+		if (ud)
+			sxcm_queue_event(s, RDMA_CM_EVENT_UNREACHABLE,
+					 -ECONNREFUSED, NULL, NULL);
+		else
+			sxcm_queue_event(s, RDMA_CM_EVENT_REJECTED,
+					 SXCM_REJ_INVALID_SID, NULL, NULL);
 		return 0;
 	}
 	if (fd < 0)
@@ -934,7 +957,8 @@ static int sxcm_connect(struct sxcm_id *s, struct rdma_conn_param *p)
 		close(fd);
 		return ret;
 	}
-	req.qp_type = IBV_QPT_RC;
+	req.qp_type = ud ? IBV_QPT_UD : IBV_QPT_RC;
+	req.qkey = RDMA_UDP_QKEY;
 	req.qpn = s->qp_num;
 	req.psn = s->psn;
 	req.responder_resources = s->responder_resources;
@@ -974,17 +998,29 @@ static int sxcm_accept(struct sxcm_id *s, struct rdma_conn_param *p)
 	struct sxcm_msg rep = { 0 };
 	int ret;
 
+	bool ud = s->id.qp_type == IBV_QPT_UD;
+
 	if (s->state != SXCM_REQ_RCVD)
 		return -EINVAL;
-	if (s->id.qp_type != IBV_QPT_RC)
-		return -EOPNOTSUPP;
 	if (p) {
-		ret = sxcm_check_param(p, SXCM_REP_PDATA);
+		ret = sxcm_check_param(p, ud ? SXCM_SIDR_REP_PDATA :
+					   SXCM_REP_PDATA);
 		if (ret)
 			return ret;
 	}
 	if (!s->id.qp && (!p || !p->qp_num))
 		return -EINVAL;
+	if (ud) {
+		/* SIDR REP: our QP number and Q_Key; nothing follows. */
+		rep.qp_type = IBV_QPT_UD;
+		rep.qpn = s->id.qp ? s->id.qp->qp_num : p->qp_num;
+		rep.qkey = RDMA_UDP_QKEY;
+		sxcm_send(s, &rep, SXCM_REP, p ? p->private_data : NULL,
+			  p ? p->private_data_len : 0);
+		sxcm_watch_del(&s->conn);
+		s->state = SXCM_ESTABLISHED;
+		return 0;
+	}
 	/* Defaults: what the REQ offered, within the device's limits. */
 	s->responder_resources = sxcm_min(s->responder_resources,
 					  dev_attr.max_qp_rd_atom);
@@ -1032,7 +1068,7 @@ SXCM_EXPORT int rdma_accept(struct rdma_cm_id *id,
 
 	pthread_mutex_lock(&sxcm_lock);
 	ret = sxcm_accept(s, conn_param);
-	if (!ret)
+	if (!ret && id->qp_type != IBV_QPT_UD)	/* SIDR: no event follows */
 		ret = sxcm_complete(s);
 	pthread_mutex_unlock(&sxcm_lock);
 	return sxcm_errno(ret);
@@ -1107,7 +1143,7 @@ SXCM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	int ret = 0;
 
 	pthread_mutex_lock(&sxcm_lock);
-	switch (s->state) {
+	switch (id->qp_type == IBV_QPT_UD ? SXCM_ERROR : s->state) {
 	case SXCM_ESTABLISHED:
 	case SXCM_REP_SENT:
 	case SXCM_REP_RCVD:

@@ -35,6 +35,8 @@
 #define SXCM_REP_PDATA	196
 #define SXCM_REJ_PDATA	148
 #define SXCM_RTU_PDATA	224
+#define SXCM_SIDR_REQ_PDATA	180	/* UD: SIDR REQ */
+#define SXCM_SIDR_REP_PDATA	136	/* UD: SIDR REP */
 #define SXCM_MAX_PDATA	224
 
 /* IB CM reject reasons reported as RDMA_CM_EVENT_REJECTED status. */
@@ -107,7 +109,7 @@ struct sxcm_msg {
 	uint32_t magic;
 	uint8_t version;
 	uint8_t type;
-	uint8_t qp_type;		/* REQ: IBV_QPT_RC */
+	uint8_t qp_type;		/* REQ: IBV_QPT_RC, or _UD (SIDR) */
 	uint8_t pdata_len;
 	uint32_t qpn;			/* REQ, REP */
 	uint32_t psn;			/* REQ, REP: starting send PSN */
@@ -118,6 +120,8 @@ struct sxcm_msg {
 	uint8_t flow_control;
 	uint8_t srq;
 	uint16_t reason;		/* REJ */
+	uint32_t qkey;			/* UD REQ, REP */
+	uint32_t reserved;		/* 0 */
 	struct sxcm_wire_addr src;	/* REQ: the connector's address */
 	struct sxcm_wire_addr dst;	/* REQ: the address it connected to */
 	uint8_t pdata[SXCM_MAX_PDATA];
@@ -175,6 +179,7 @@ struct sxcm_id {
 	/* connection parameters */
 	uint32_t psn;			/* our starting send PSN */
 	uint32_t remote_qpn, remote_psn;
+	uint32_t remote_qkey;		/* UD */
 	uint8_t responder_resources, initiator_depth;
 	uint8_t retry_count, rnr_retry_count;
 	uint8_t ack_timeout;

@@ -427,16 +427,23 @@ static bool sxcm_msg_check(const struct sxcm_msg *m, ssize_t n)
 		[SXCM_RTU] = SXCM_RTU_PDATA, [SXCM_REJ] = SXCM_REJ_PDATA,
 		[SXCM_DREQ] = 0, [SXCM_DREP] = 0,
 	};
+	uint8_t max;
 
 	if (n < (ssize_t)SXCM_MSG_HDR || m->magic != SXCM_MAGIC ||
 	    m->version != SXCM_VERSION || m->type < SXCM_REQ ||
-	    m->type > SXCM_DREP || m->pdata_len > limit[m->type] ||
-	    n != (ssize_t)(SXCM_MSG_HDR + m->pdata_len))
+	    m->type > SXCM_DREP || n != (ssize_t)(SXCM_MSG_HDR + m->pdata_len) ||
+	    m->reserved)
 		return false;
-	if (m->qpn > 0xffffff || m->psn > 0xffffff)
+	max = limit[m->type];
+	if (m->qp_type == IBV_QPT_UD && m->type == SXCM_REQ)
+		max = SXCM_SIDR_REQ_PDATA;
+	if (m->qp_type == IBV_QPT_UD && m->type == SXCM_REP)
+		max = SXCM_SIDR_REP_PDATA;
+	if (m->pdata_len > max || m->qpn > 0xffffff || m->psn > 0xffffff)
 		return false;
 	if (m->type == SXCM_REQ) {
-		if (m->qp_type != IBV_QPT_RC || !m->qpn)
+		if ((m->qp_type != IBV_QPT_RC && m->qp_type != IBV_QPT_UD) ||
+		    !m->qpn)
 			return false;
 		if ((m->src.family != AF_INET && m->src.family != AF_INET6) ||
 		    (m->dst.family != AF_INET && m->dst.family != AF_INET6))
@@ -485,6 +492,7 @@ static void sxcm_got_req(struct sxcm_id *id, const struct sxcm_msg *m)
 	memcpy(&id->id.route.addr.dst_storage, &dst, sizeof(dst));
 	id->remote_qpn = m->qpn;
 	id->remote_psn = m->psn;
+	id->remote_qkey = m->qkey;
 	/* Defaults for rdma_accept(id, NULL), as IB CM swaps them. */
 	id->responder_resources = m->initiator_depth;
 	id->initiator_depth = m->responder_resources;
@@ -502,6 +510,13 @@ static void sxcm_got_rep(struct sxcm_id *id, const struct sxcm_msg *m)
 
 	id->remote_qpn = m->qpn;
 	id->remote_psn = m->psn;
+	if (id->id.qp_type == IBV_QPT_UD) {
+		/* SIDR: the answer is all there is; no connection remains. */
+		sxcm_watch_del(&id->conn);
+		id->state = SXCM_ESTABLISHED;
+		sxcm_queue_event(id, RDMA_CM_EVENT_ESTABLISHED, 0, m, NULL);
+		return;
+	}
 	if (m->responder_resources < id->initiator_depth)
 		id->initiator_depth = m->responder_resources;
 	if (m->initiator_depth < id->responder_resources)
@@ -536,7 +551,8 @@ static bool sxcm_msg(struct sxcm_id *id, const struct sxcm_msg *m, ssize_t n)
 		return sxcm_peer_gone(id);
 	switch (m->type) {
 	case SXCM_REQ:
-		if (id->state != SXCM_PENDING)
+		if (id->state != SXCM_PENDING ||
+		    (m->qp_type == IBV_QPT_UD) != (id->id.qp_type == IBV_QPT_UD))
 			return sxcm_peer_gone(id);
 		sxcm_got_req(id, m);
 		return false;
@@ -557,7 +573,12 @@ static bool sxcm_msg(struct sxcm_id *id, const struct sxcm_msg *m, ssize_t n)
 			return sxcm_peer_gone(id);
 		sxcm_watch_del(&id->conn);
 		id->state = SXCM_REJECTED;
-		sxcm_queue_event(id, RDMA_CM_EVENT_REJECTED, m->reason, m, NULL);
+		if (id->id.qp_type == IBV_QPT_UD)	/* SIDR REP "rejected" */
+			sxcm_queue_event(id, RDMA_CM_EVENT_UNREACHABLE,
+					 -ECONNREFUSED, m, NULL);
+		else
+			sxcm_queue_event(id, RDMA_CM_EVENT_REJECTED, m->reason,
+					 m, NULL);
 		return false;
 	case SXCM_DREQ:
 		if (id->state != SXCM_ESTABLISHED && id->state != SXCM_DREQ_SENT &&
