@@ -201,29 +201,64 @@ struct sxcm_event {
 	uint8_t pdata[SXCM_MAX_PDATA];
 };
 
+/* The device every local address maps to (cma.c), opened once. */
+struct sxcm_device {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;		/* for QPs made without one */
+	struct ibv_port_attr port;
+	struct ibv_device_attr attr;
+	union ibv_gid gid;
+};
+
 extern pthread_mutex_t sxcm_lock;
 extern pthread_cond_t sxcm_cond;
+extern struct sxcm_device sxcm_dev;
+extern struct sxcm_list sxcm_ids;	/* every id */
+extern struct sxcm_list sxcm_channels;	/* every channel */
 
 static inline struct sxcm_id *to_sxcm_id(struct rdma_cm_id *id)
 {
 	return sxcm_container_of(id, struct sxcm_id, id);
 }
 
-/* cma.c */
+static inline struct sxcm_channel *to_chan(struct rdma_event_channel *ch)
+{
+	return sxcm_container_of(ch, struct sxcm_channel, ch);
+}
+
+/* Every function below is called with sxcm_lock held. */
+
+/* cma.c: the device, ids */
 int sxcm_errno(int err);
-void sxcm_queue_event(struct sxcm_id *id, enum rdma_cm_event_type type,
-		      int status, const struct sxcm_msg *msg,
-		      struct sxcm_id *listen_id);
+struct ibv_context *sxcm_device(void);
+void sxcm_forget_device(void);
+struct ibv_pd *sxcm_default_pd(void);
 struct sxcm_id *sxcm_id_new(struct sxcm_channel *chan, void *context,
 			    enum rdma_port_space ps, enum ibv_qp_type qpt);
 void sxcm_id_free(struct sxcm_id *id);
 void sxcm_fill_route(struct sxcm_id *id);
+int sxcm_complete(struct sxcm_id *id);
+
+/* event.c */
+struct sxcm_channel *sxcm_channel_new(bool private_ch);
+void sxcm_channel_free(struct sxcm_channel *c);
+void sxcm_chan_push(struct sxcm_channel *c, struct sxcm_event *e);
+void sxcm_chan_unlink(struct sxcm_channel *c, struct sxcm_event *e);
+void sxcm_drop_events(struct sxcm_id *id);
+void sxcm_queue_event(struct sxcm_id *id, enum rdma_cm_event_type type,
+		      int status, const struct sxcm_msg *msg,
+		      struct sxcm_id *listen_id);
+int sxcm_next_event(struct sxcm_channel *c, bool nonblock,
+		    struct sxcm_event **out);
+void sxcm_ack(struct sxcm_event *e);
+
+/* qp.c */
+int sxcm_create_qp(struct sxcm_id *id, struct ibv_qp_init_attr_ex *attr);
+void sxcm_destroy_cqs(struct sxcm_id *id);
 int sxcm_qp_connect(struct sxcm_id *id);
 void sxcm_qp_error(struct sxcm_id *id);
-struct ibv_context *sxcm_device(void);
-void sxcm_forget_device(void);
 
-/* wire.c */
+/* wire.c: rendezvous sockets, messages, the progress thread */
 int sxcm_watch_add(struct sxcm_watch *w, int fd);
 void sxcm_watch_del(struct sxcm_watch *w);
 int sxcm_name(char *buf, size_t size, enum rdma_port_space ps,

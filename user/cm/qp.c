@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc connection manager: QPs and SRQs on rdma_cm ids, and the
+ * attributes of each state a connection takes its QP through.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "sxcm.h"
+
+static bool sxcm_has_peer(const struct sxcm_id *s)
+{
+	switch (s->state) {
+	case SXCM_REQ_RCVD:
+	case SXCM_REP_SENT:
+	case SXCM_REP_RCVD:
+	case SXCM_ESTABLISHED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* What rdma_cm over IB gives for each state (see rdma_init_qp_attr(3)). */
+static int sxcm_init_attr(struct sxcm_id *s, struct ibv_qp_attr *a, int *mask)
+{
+	bool ud = s->id.qp_type == IBV_QPT_UD;
+
+	switch (a->qp_state) {
+	case IBV_QPS_INIT:
+		a->pkey_index = 0;
+		a->port_num = 1;
+		*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+		if (ud) {
+			a->qkey = RDMA_UDP_QKEY;
+			*mask |= IBV_QP_QKEY;
+			return 0;
+		}
+		/* As ib_cm: remote write, and read/atomic with resources. */
+		a->qp_access_flags = 0;
+		if (sxcm_has_peer(s) || s->state == SXCM_REQ_SENT) {
+			a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+			if (s->responder_resources)
+				a->qp_access_flags |= IBV_ACCESS_REMOTE_READ |
+						      IBV_ACCESS_REMOTE_ATOMIC;
+		}
+		*mask |= IBV_QP_ACCESS_FLAGS;
+		return 0;
+	case IBV_QPS_RTR:
+		*mask = IBV_QP_STATE;
+		if (ud)
+			return 0;
+		if (!sxcm_has_peer(s))
+			return -EINVAL;
+		memset(&a->ah_attr, 0, sizeof(a->ah_attr));
+		a->ah_attr.dlid = sxcm_dev.port.lid;
+		a->ah_attr.port_num = 1;
+		a->path_mtu = sxcm_dev.port.active_mtu;
+		a->dest_qp_num = s->remote_qpn;
+		a->rq_psn = s->remote_psn;
+		a->max_dest_rd_atomic = s->responder_resources;
+		/* 0.64 ms, not ib_cm's 0 (655 ms): nothing to wait for here. */
+		a->min_rnr_timer = 12;
+		*mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			 IBV_QP_MIN_RNR_TIMER;
+		return 0;
+	case IBV_QPS_RTS:
+		a->sq_psn = s->psn;
+		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+		if (ud)
+			return 0;
+		if (!sxcm_has_peer(s))
+			return -EINVAL;
+		a->timeout = s->ack_timeout;
+		a->retry_cnt = s->retry_count;
+		a->rnr_retry = s->rnr_retry_count;
+		a->max_rd_atomic = s->initiator_depth;
+		*mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			 IBV_QP_MAX_QP_RD_ATOMIC;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+SXCM_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id,
+				  struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
+{
+	int ret;
+
+	if (!qp_attr || !qp_attr_mask)
+		return sxcm_errno(-EINVAL);
+	pthread_mutex_lock(&sxcm_lock);
+	ret = sxcm_init_attr(to_sxcm_id(id), qp_attr, qp_attr_mask);
+	pthread_mutex_unlock(&sxcm_lock);
+	return sxcm_errno(ret);
+}
+
+static int sxcm_modify(struct sxcm_id *s, enum ibv_qp_state state)
+{
+	struct ibv_qp_attr a = { .qp_state = state };
+	int mask, ret;
+
+	ret = sxcm_init_attr(s, &a, &mask);
+	if (ret)
+		return ret;
+	ret = ibv_modify_qp(s->id.qp, &a, mask);
+	return ret > 0 ? -ret : ret;
+}
+
+/* INIT (again, for the access rights), RTR and RTS with the peer's QP. */
+int sxcm_qp_connect(struct sxcm_id *s)
+{
+	int ret;
+
+	ret = sxcm_modify(s, IBV_QPS_INIT);
+	if (!ret)
+		ret = sxcm_modify(s, IBV_QPS_RTR);
+	if (!ret)
+		ret = sxcm_modify(s, IBV_QPS_RTS);
+	return ret;
+}
+
+/* Flush what is posted: the connection is over. */
+void sxcm_qp_error(struct sxcm_id *s)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	if (s->id.qp)
+		ibv_modify_qp(s->id.qp, &a, IBV_QP_STATE);
+}
+
+void sxcm_destroy_cqs(struct sxcm_id *s)
+{
+	struct rdma_cm_id *id = &s->id;
+
+	if (!s->own_cqs)
+		return;
+	if (id->send_cq && id->send_cq != id->recv_cq)
+		ibv_destroy_cq(id->send_cq);
+	if (id->recv_cq)
+		ibv_destroy_cq(id->recv_cq);
+	if (id->send_cq_channel && id->send_cq_channel != id->recv_cq_channel)
+		ibv_destroy_comp_channel(id->send_cq_channel);
+	if (id->recv_cq_channel)
+		ibv_destroy_comp_channel(id->recv_cq_channel);
+	id->send_cq = id->recv_cq = NULL;
+	id->send_cq_channel = id->recv_cq_channel = NULL;
+	s->own_cqs = false;
+}
+
+/* CQs (and completion channels) for a QP whose attributes name none. */
+static int sxcm_create_cqs(struct sxcm_id *s, struct ibv_qp_init_attr_ex *a)
+{
+	struct rdma_cm_id *id = &s->id;
+
+	s->own_cqs = true;
+	if (!a->recv_cq) {
+		id->recv_cq_channel = ibv_create_comp_channel(id->verbs);
+		if (!id->recv_cq_channel)
+			goto err;
+		id->recv_cq = ibv_create_cq(id->verbs,
+					    a->cap.max_recv_wr ? a->cap.max_recv_wr : 1,
+					    id, id->recv_cq_channel, 0);
+		if (!id->recv_cq)
+			goto err;
+		a->recv_cq = id->recv_cq;
+	}
+	if (!a->send_cq) {
+		id->send_cq_channel = ibv_create_comp_channel(id->verbs);
+		if (!id->send_cq_channel)
+			goto err;
+		id->send_cq = ibv_create_cq(id->verbs,
+					    a->cap.max_send_wr ? a->cap.max_send_wr : 1,
+					    id, id->send_cq_channel, 0);
+		if (!id->send_cq)
+			goto err;
+		a->send_cq = id->send_cq;
+	}
+	return 0;
+err:
+	sxcm_destroy_cqs(s);
+	return -ENOMEM;
+}
+
+int sxcm_create_qp(struct sxcm_id *s, struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp_init_attr_ex a = *attr;
+	struct ibv_qp *qp;
+	int ret;
+
+	if (!s->id.verbs || s->id.qp)
+		return -EINVAL;
+	if (!(a.comp_mask & IBV_QP_INIT_ATTR_PD) || !a.pd) {
+		a.pd = s->id.pd ? s->id.pd : sxcm_default_pd();
+		if (!a.pd)
+			return -ENOMEM;
+		a.comp_mask |= IBV_QP_INIT_ATTR_PD;
+	}
+	if (a.pd->context != s->id.verbs)
+		return -EINVAL;
+	if (!a.srq && s->id.srq)
+		a.srq = s->id.srq;
+	if (!a.send_cq || !a.recv_cq) {
+		ret = sxcm_create_cqs(s, &a);
+		if (ret)
+			return ret;
+	}
+	qp = ibv_create_qp_ex(s->id.verbs, &a);
+	if (!qp) {
+		ret = -errno;
+		goto err_cqs;
+	}
+	s->id.qp = qp;
+	s->id.qp_type = a.qp_type;
+	ret = sxcm_modify(s, IBV_QPS_INIT);
+	/* A UD QP needs no peer: ready to send at once, as rdma-core's. */
+	if (!ret && a.qp_type == IBV_QPT_UD)
+		ret = sxcm_modify(s, IBV_QPS_RTR);
+	if (!ret && a.qp_type == IBV_QPT_UD)
+		ret = sxcm_modify(s, IBV_QPS_RTS);
+	if (ret) {
+		s->id.qp = NULL;
+		ibv_destroy_qp(qp);
+		goto err_cqs;
+	}
+	s->id.pd = a.pd;
+	s->id.qp_type = a.qp_type;
+	attr->cap = a.cap;
+	return 0;
+err_cqs:
+	sxcm_destroy_cqs(s);
+	return ret ? ret : -EINVAL;
+}
+
+SXCM_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id,
+				  struct ibv_qp_init_attr_ex *qp_init_attr)
+{
+	int ret;
+
+	if (!qp_init_attr)
+		return sxcm_errno(-EINVAL);
+	pthread_mutex_lock(&sxcm_lock);
+	ret = sxcm_create_qp(to_sxcm_id(id), qp_init_attr);
+	pthread_mutex_unlock(&sxcm_lock);
+	return sxcm_errno(ret);
+}
+
+SXCM_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
+			       struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct ibv_qp_init_attr_ex a = { 0 };
+	int ret;
+
+	if (!qp_init_attr)
+		return sxcm_errno(-EINVAL);
+	memcpy(&a, qp_init_attr, sizeof(*qp_init_attr));
+	a.pd = pd;
+	a.comp_mask = pd ? IBV_QP_INIT_ATTR_PD : 0;
+	pthread_mutex_lock(&sxcm_lock);
+	ret = sxcm_create_qp(to_sxcm_id(id), &a);
+	pthread_mutex_unlock(&sxcm_lock);
+	if (!ret)
+		qp_init_attr->cap = a.cap;
+	return sxcm_errno(ret);
+}
+
+SXCM_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
+{
+	pthread_mutex_lock(&sxcm_lock);
+	if (id->qp)
+		ibv_destroy_qp(id->qp);
+	id->qp = NULL;
+	sxcm_destroy_cqs(to_sxcm_id(id));
+	pthread_mutex_unlock(&sxcm_lock);
+}
+
+/* -------------------------------------------------------------- SRQs */
+
+SXCM_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id,
+				   struct ibv_srq_init_attr_ex *attr)
+{
+	struct ibv_srq_init_attr a = { 0 };
+	struct ibv_pd *pd;
+	struct ibv_srq *srq;
+
+	if (!attr)
+		return sxcm_errno(-EINVAL);
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+	    attr->srq_type != IBV_SRQT_BASIC)
+		return sxcm_errno(-EOPNOTSUPP);
+	pthread_mutex_lock(&sxcm_lock);
+	pd = (attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) && attr->pd ? attr->pd :
+		(id->pd ? id->pd : sxcm_default_pd());
+	pthread_mutex_unlock(&sxcm_lock);
+	if (!pd || !id->verbs)
+		return sxcm_errno(-EINVAL);
+	a.srq_context = attr->srq_context;
+	a.attr = attr->attr;
+	srq = ibv_create_srq(pd, &a);
+	if (!srq)
+		return -1;
+	attr->attr = a.attr;
+	id->srq = srq;
+	id->pd = pd;
+	return 0;
+}
+
+SXCM_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex a = { 0 };
+	int ret;
+
+	if (!attr)
+		return sxcm_errno(-EINVAL);
+	a.srq_context = attr->srq_context;
+	a.attr = attr->attr;
+	a.pd = pd;
+	a.comp_mask = pd ? IBV_SRQ_INIT_ATTR_PD : 0;
+	ret = rdma_create_srq_ex(id, &a);
+	if (!ret)
+		attr->attr = a.attr;
+	return ret;
+}
+
+SXCM_EXPORT void rdma_destroy_srq(struct rdma_cm_id *id)
+{
+	if (id->srq)
+		ibv_destroy_srq(id->srq);
+	id->srq = NULL;
+}
