@@ -199,7 +199,6 @@ SXCM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 		sxcm_ack(sxcm_container_of(id->event, struct sxcm_event, ev));
 		id->event = NULL;
 	}
-	s->destroying = true;
 	sxcm_drop_events(s);
 	/* As rdma-core: every event handed out must be acknowledged first. */
 	while (s->unacked)
@@ -262,7 +261,6 @@ static int sxcm_bind(struct sxcm_id *s, const struct sockaddr *addr)
 	ret = sxcm_reserve(s, src);
 	if (ret)
 		return ret;
-	s->bound = true;
 	s->state = SXCM_ADDR_BOUND;
 	if (!sxcm_is_wildcard(addr))
 		sxcm_fill_route(s);

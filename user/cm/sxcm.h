@@ -148,7 +148,7 @@ struct sxcm_channel {
 enum sxcm_state {
 	SXCM_IDLE,
 	SXCM_ADDR_RESOLVED,
-	SXCM_ADDR_BOUND,	/* bound or address resolved */
+	SXCM_ADDR_BOUND,	/* bound (rdma_bind_addr, or for a resolve) */
 	SXCM_ROUTE_RESOLVED,
 	SXCM_LISTEN,
 	SXCM_PENDING,		/* accepted socket, no REQ yet */
@@ -169,8 +169,6 @@ struct sxcm_id {
 	enum sxcm_state state;
 	struct sxcm_channel *chan;
 	bool sync;			/* NULL channel: synchronous calls */
-	bool bound;
-	bool destroying;
 	bool handed_out;		/* its CONNECT_REQUEST was retrieved */
 	int bind_fd;			/* holds the rendezvous name */
 	struct sxcm_watch conn;		/* connection (or listening) socket */
@@ -179,11 +177,9 @@ struct sxcm_id {
 	/* connection parameters */
 	uint32_t psn;			/* our starting send PSN */
 	uint32_t remote_qpn, remote_psn;
-	uint32_t remote_qkey;		/* UD */
 	uint8_t responder_resources, initiator_depth;
 	uint8_t retry_count, rnr_retry_count;
 	uint8_t ack_timeout;
-	bool ack_timeout_set;
 	uint8_t tos;
 	bool reuseaddr, afonly;
 	uint32_t qp_num;		/* application QP (no id->qp) */

@@ -492,7 +492,6 @@ static void sxcm_got_req(struct sxcm_id *id, const struct sxcm_msg *m)
 	memcpy(&id->id.route.addr.dst_storage, &dst, sizeof(dst));
 	id->remote_qpn = m->qpn;
 	id->remote_psn = m->psn;
-	id->remote_qkey = m->qkey;
 	/* Defaults for rdma_accept(id, NULL), as IB CM swaps them. */
 	id->responder_resources = m->initiator_depth;
 	id->initiator_depth = m->responder_resources;
