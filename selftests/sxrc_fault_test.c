@@ -63,16 +63,23 @@ static int knob_rw(const char *name, char *old, size_t oldsz, const char *val)
 	ssize_t n;
 	int fd;
 
+	/* debugfs attribute files are not seekable: one open per access */
 	snprintf(path, sizeof(path), FAULT_DIR "/%s", name);
-	fd = open(path, O_RDWR);
-	if (fd < 0)
-		return -errno;
 	if (old) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return -errno;
 		n = read(fd, old, oldsz - 1);
-		old[n > 0 ? n : 0] = '\0';
+		close(fd);
+		if (n < 0)
+			return -errno;
+		old[n] = '\0';
 		old[strcspn(old, "\n")] = '\0';
 	}
-	n = pwrite(fd, val, strlen(val), 0);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
 	close(fd);
 	return n < 0 ? -errno : 0;
 }
@@ -236,6 +243,29 @@ static int poll_one(struct ibv_cq *cq, uint64_t wr_id)
 	return -1;
 }
 
+/* Both completions, in either order; 0 if both succeeded. */
+static int poll_two(struct ibv_cq *cq, uint64_t id1, uint64_t id2)
+{
+	bool seen1 = false, seen2 = false;
+	struct ibv_wc wc;
+
+	for (int i = 0; i < 200000 && !(seen1 && seen2); i++) {
+		int n = ibv_poll_cq(cq, 1, &wc);
+
+		if (n < 0)
+			return -1;
+		if (n == 1 && (wc.wr_id == id1 || wc.wr_id == id2)) {
+			if (wc.status != IBV_WC_SUCCESS)
+				return -1;
+			seen1 |= wc.wr_id == id1;
+			seen2 |= wc.wr_id == id2;
+		}
+		if (n == 0 && i > 1000)
+			usleep(10);
+	}
+	return seen1 && seen2 ? 0 : -1;
+}
+
 /* ---- the operations -------------------------------------------------- */
 
 struct op {
@@ -253,9 +283,17 @@ static int op_open_device(struct fx *f)
 	return f->made ? 0 : errno;
 }
 
+/*
+ * undo() runs after every attempt, failed ones included: an operation
+ * that failed half way (the QP was made, moving it to RTS failed) leaves
+ * in f->made what must go, and a change to an existing object may have
+ * been applied although its response could not be copied out (EFAULT; as
+ * with ib_uverbs, only creates are all-or-nothing).
+ */
 static void undo_open_device(struct fx *f)
 {
-	ibv_close_device(f->made);
+	if (f->made)
+		ibv_close_device(f->made);
 }
 
 static int op_alloc_pd(struct fx *f)
@@ -266,7 +304,8 @@ static int op_alloc_pd(struct fx *f)
 
 static void undo_alloc_pd(struct fx *f)
 {
-	ibv_dealloc_pd(f->made);
+	if (f->made)
+		ibv_dealloc_pd(f->made);
 }
 
 static int op_reg_mr(struct fx *f)
@@ -278,7 +317,8 @@ static int op_reg_mr(struct fx *f)
 
 static void undo_mr(struct fx *f)
 {
-	ibv_dereg_mr(f->made);
+	if (f->made)
+		ibv_dereg_mr(f->made);
 }
 
 /* The pages are not there yet: pinning faults them in under injection. */
@@ -291,19 +331,15 @@ static int op_reg_mr_fresh(struct fx *f)
 		return errno;
 	f->made2 = p;
 	f->made = ibv_reg_mr(f->pd, p, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
-	if (!f->made) {
-		int err = errno;
-
-		munmap(p, BUF_SIZE);
-		return err;
-	}
-	return 0;
+	return f->made ? 0 : errno;
 }
 
 static void undo_reg_mr_fresh(struct fx *f)
 {
-	ibv_dereg_mr(f->made);
-	munmap(f->made2, BUF_SIZE);
+	if (f->made)
+		ibv_dereg_mr(f->made);
+	if (f->made2)
+		munmap(f->made2, BUF_SIZE);
 }
 
 /* Move f->mr to buf2 (and back in undo): all or nothing. */
@@ -330,7 +366,8 @@ static int op_create_cq(struct fx *f)
 
 static void undo_cq(struct fx *f)
 {
-	ibv_destroy_cq(f->made);
+	if (f->made)
+		ibv_destroy_cq(f->made);
 }
 
 static int op_resize_cq(struct fx *f)
@@ -354,7 +391,8 @@ static int op_comp_channel(struct fx *f)
 
 static void undo_comp_channel(struct fx *f)
 {
-	ibv_destroy_comp_channel(f->made);
+	if (f->made)
+		ibv_destroy_comp_channel(f->made);
 }
 
 static int op_create_qp(struct fx *f)
@@ -365,7 +403,8 @@ static int op_create_qp(struct fx *f)
 
 static void undo_qp(struct fx *f)
 {
-	ibv_destroy_qp(f->made);
+	if (f->made)
+		ibv_destroy_qp(f->made);
 }
 
 static int op_connect_qp(struct fx *f)
@@ -404,7 +443,8 @@ static int op_query(struct fx *f)
 		ret = ibv_query_gid(f->ctx, 1, 0, &gid);
 	if (!ret)
 		ret = ibv_query_qp(f->a, &qa, IBV_QP_STATE | IBV_QP_CAP, &qia);
-	return ret;
+	/* ibv_query_gid() says -1 and sets errno */
+	return ret < 0 ? errno : ret;
 }
 
 static void undo_nothing(struct fx *f)
@@ -424,7 +464,8 @@ static int op_create_srq(struct fx *f)
 
 static void undo_srq(struct fx *f)
 {
-	ibv_destroy_srq(f->made);
+	if (f->made)
+		ibv_destroy_srq(f->made);
 }
 
 static int op_create_ah(struct fx *f)
@@ -437,7 +478,8 @@ static int op_create_ah(struct fx *f)
 
 static void undo_ah(struct fx *f)
 {
-	ibv_destroy_ah(f->made);
+	if (f->made)
+		ibv_destroy_ah(f->made);
 }
 
 static const union ibv_gid mgid = {
@@ -467,7 +509,8 @@ static int op_open_xrcd(struct fx *f)
 
 static void undo_xrcd(struct fx *f)
 {
-	ibv_close_xrcd(f->made);
+	if (f->made)
+		ibv_close_xrcd(f->made);
 }
 
 static int op_xrc_srq(struct fx *f)
@@ -513,14 +556,25 @@ static int op_open_qp(struct fx *f)
 	return f->made ? 0 : errno;
 }
 
-static int op_legacy_reg(struct fx *f)
+/* OFED 1.5: create (and so register) a receive QP; unregistering the
+ * last registration destroys it. */
+static int op_legacy_rcv_qp(struct fx *f)
 {
-	return ibv_reg_xrc_rcv_qp(f->lxrcd, f->lxrc_qpn) ? errno : 0;
+	struct ibv_qp_init_attr_xrc xa;
+
+	memset(&xa, 0, sizeof(xa));
+	xa.xrc_domain = f->lxrcd;
+	xa.qp_type = IBV_QPT_XRC;
+	if (ibv_create_xrc_rcv_qp(&xa, &f->made_num))
+		return errno;
+	f->made = f;	/* made_num is valid */
+	return 0;
 }
 
-static void undo_legacy_reg(struct fx *f)
+static void undo_legacy_rcv_qp(struct fx *f)
 {
-	ibv_unreg_xrc_rcv_qp(f->lxrcd, f->lxrc_qpn);
+	if (f->made)
+		ibv_unreg_xrc_rcv_qp(f->lxrcd, f->made_num);
 }
 
 /* An RDMA WRITE from a to b's MR, to its completion. */
@@ -570,10 +624,7 @@ static int op_send_recv(struct fx *f)
 	ret = ibv_post_send(f->a, &swr, &sbad);
 	if (ret)
 		return ret;
-	if (poll_one(f->cq, 3) != IBV_WC_SUCCESS ||
-	    poll_one(f->cq, 2) != IBV_WC_SUCCESS)
-		return EIO;
-	return 0;
+	return poll_two(f->cq, 3, 2) ? EIO : 0;
 }
 
 static const struct op ops[] = {
@@ -596,7 +647,7 @@ static const struct op ops[] = {
 	{ .name = "create_xrc_srq", .run = op_xrc_srq, .undo = undo_srq },
 	{ .name = "create_xrc_rcv_qp", .run = op_xrc_rcv_qp, .undo = undo_qp },
 	{ .name = "open_qp", .run = op_open_qp, .undo = undo_qp },
-	{ .name = "legacy_reg_xrc_rcv_qp", .run = op_legacy_reg, .undo = undo_legacy_reg },
+	{ .name = "legacy_create_xrc_rcv_qp", .run = op_legacy_rcv_qp, .undo = undo_legacy_rcv_qp },
 	{ .name = "rdma_write", .run = op_rdma_write, .undo = undo_nothing, .none_ok = true },
 	{ .name = "send_recv", .run = op_send_recv, .undo = undo_nothing, .none_ok = true },
 };
@@ -751,27 +802,40 @@ OP(15, open_xrcd);
 OP(16, create_xrc_srq);
 OP(17, create_xrc_rcv_qp);
 OP(18, open_qp);
-OP(19, legacy_reg_xrc_rcv_qp);
+OP(19, legacy_create_xrc_rcv_qp);
 OP(20, rdma_write);
 OP(21, send_recv);
 
+/*
+ * fail-nth's own read and write copy to and from userspace, and with
+ * fail_usercopy on those copies are fault points too: a fault the
+ * operation did not reach can strike them instead.  That only ends the
+ * countdown, which is what the caller wants next anyway.
+ */
 static void set_nth(int fd, unsigned int n)
 {
 	char s[16];
 	int len = snprintf(s, sizeof(s), "%u", n);
 
-	if (pwrite(fd, s, len, 0) != len)
-		abort();
+	for (int i = 0; i < 2; i++) {
+		if (pwrite(fd, s, len, 0) == len)
+			return;
+		if (errno != EFAULT)
+			break;
+	}
+	abort();
 }
 
-/* 0: the fault was injected; else how many points were left. */
-static unsigned int get_nth(int fd)
+/* Was the fault injected (during the operation)? */
+static bool nth_hit(int fd)
 {
 	char s[16] = "";
 
-	if (pread(fd, s, sizeof(s) - 1, 0) <= 0)
-		abort();
-	return strtoul(s, NULL, 10);
+	if (pread(fd, s, sizeof(s) - 1, 0) > 0)
+		return strtoul(s, NULL, 10) == 0;
+	if (errno == EFAULT)	/* it struck this read: still pending before */
+		return false;
+	abort();
 }
 
 TEST_F_TIMEOUT(fault, every_point, 600)
@@ -785,6 +849,8 @@ TEST_F_TIMEOUT(fault, every_point, 600)
 
 	if (self->skip)
 		SKIP(return, "kernel without failslab/fail_page_alloc/fail-nth");
+	/* line by line: the harness ends this process with _exit() */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* a first run without faults: it must work at all */
 	f->made = f->made2 = NULL;
 	ASSERT_EQ(0, op->run(f)) TH_LOG("%s without a fault", op->name);
@@ -798,7 +864,7 @@ TEST_F_TIMEOUT(fault, every_point, 600)
 		f->made = f->made2 = NULL;
 		set_nth(self->nth_fd, n);
 		ret = op->run(f);
-		hit = get_nth(self->nth_fd) == 0;
+		hit = nth_hit(self->nth_fd);
 		set_nth(self->nth_fd, 0);
 
 		if (hit) {
@@ -816,8 +882,7 @@ TEST_F_TIMEOUT(fault, every_point, 600)
 			ASSERT_EQ(0, ret) TH_LOG("%s, no fault (n=%u): %s",
 						 op->name, n, strerror(ret));
 		}
-		if (!ret)
-			op->undo(f);
+		op->undo(f);
 		/* Deferred releases (a killed fd's work) settle quickly. */
 		for (int i = 0; i < 100; i++) {
 			take_snapshot(&now);

@@ -12,6 +12,8 @@
  *
  *   SXRC_FUZZ_SEED   seed (default fixed; printed, replay with it)
  *   SXRC_FUZZ_CALLS  total operations over all threads (default 200000)
+ *   SXRC_FUZZ_DEADLINE  seconds before the run is cut short and fails
+ *                    (default 45; a debug kernel needs more)
  *
  * Each thread's operation sequence derives from the seed alone; the
  * interleaving of the threads (and so some results) does not.
@@ -169,6 +171,8 @@ static int g_xrcd_file = -1;
 static void *g_none;		/* PROT_NONE page */
 static struct timespec g_start;
 static volatile int g_stop;
+/* Seconds after which the threads stop (and the test fails). */
+static double g_deadline_s = FZ_DEADLINE_S;
 static struct fz g_fz[FZ_THREADS];
 
 /* Counters. */
@@ -228,6 +232,7 @@ static void check(struct fz *t, const char *what, int ret, bool mmap_op)
 	printf("# VIOLATION seed=%llu thread=%d op=%ld %s: errno %d (%s)\n",
 	       (unsigned long long)g_seed, t->id, t->ops, what, e,
 	       strerror(e));
+	fflush(stdout);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1762,7 +1767,7 @@ static void *fz_thread(void *arg)
 			do_fork(t);
 			forked = true;
 		}
-		if ((t->ops & 1023) == 0 && elapsed() > FZ_DEADLINE_S) {
+		if ((t->ops & 1023) == 0 && elapsed() > g_deadline_s) {
 			g_stop = 1;
 			break;
 		}
@@ -1832,10 +1837,15 @@ TEST_F_TIMEOUT(fuzz, run, 3600)
 	ASSERT_LE(0, fd);
 	close(fd);
 
+	/* line by line: the harness ends this process with _exit() */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	s = getenv("SXRC_FUZZ_SEED");
 	g_seed = s ? strtoull(s, NULL, 0) : 0x5eed5eedULL;
 	s = getenv("SXRC_FUZZ_CALLS");
 	g_calls = s ? strtol(s, NULL, 0) : 200000;
+	s = getenv("SXRC_FUZZ_DEADLINE");
+	if (s && strtod(s, NULL) > 0)
+		g_deadline_s = strtod(s, NULL);
 	printf("# sxrc_fuzz: seed=%llu calls=%ld threads=%d (replay: SXRC_FUZZ_SEED=%llu SXRC_FUZZ_CALLS=%ld)\n",
 	       (unsigned long long)g_seed, g_calls, FZ_THREADS,
 	       (unsigned long long)g_seed, g_calls);
@@ -1902,6 +1912,8 @@ TEST_F_TIMEOUT(fuzz, run, 3600)
 			printf(" %s=%ld", i ? strerrorname_np(i) : "0",
 			       g_errno[i]);
 	printf("\n");
+	/* the harness ends this process with _exit(): nothing is flushed */
+	fflush(stdout);
 
 	/* Everything was closed: the device must be back where it was. */
 	for (i = 0; i < NATTRS; i++) {
