@@ -627,6 +627,51 @@ static int op_send_recv(struct fx *f)
 	return poll_two(f->cq, 3, 2) ? EIO : 0;
 }
 
+/*
+ * The first doorbell of a new QP allocates the engine's scratch space; if
+ * that fails the send queue is retried from a work item, so the write
+ * still completes.
+ */
+static int op_first_write(struct fx *f)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)f->buf, .length = 4096, .lkey = f->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)f->buf + 16384,
+			     .rkey = f->mr->rkey },
+	}, *bad;
+	struct ibv_qp *qa, *qb;
+	int ret;
+
+	qa = make_qp(f, IBV_QPT_RC);
+	if (!qa)
+		return errno;
+	f->made = qa;
+	qb = make_qp(f, IBV_QPT_RC);
+	if (!qb)
+		return errno;
+	f->made2 = qb;
+	ret = rc_connect(qa, qb->qp_num);
+	if (!ret)
+		ret = rc_connect(qb, qa->qp_num);
+	if (!ret)
+		ret = ibv_post_send(qa, &wr, &bad);
+	if (ret)
+		return ret;
+	return poll_one(f->cq, 7) == IBV_WC_SUCCESS ? 0 : EIO;
+}
+
+static void undo_first_write(struct fx *f)
+{
+	if (f->made2)
+		ibv_destroy_qp(f->made2);
+	if (f->made)
+		ibv_destroy_qp(f->made);
+}
+
 static const struct op ops[] = {
 	{ .name = "open_device", .run = op_open_device, .undo = undo_open_device },
 	{ .name = "alloc_pd", .run = op_alloc_pd, .undo = undo_alloc_pd },
@@ -650,6 +695,7 @@ static const struct op ops[] = {
 	{ .name = "legacy_create_xrc_rcv_qp", .run = op_legacy_rcv_qp, .undo = undo_legacy_rcv_qp },
 	{ .name = "rdma_write", .run = op_rdma_write, .undo = undo_nothing, .none_ok = true },
 	{ .name = "send_recv", .run = op_send_recv, .undo = undo_nothing, .none_ok = true },
+	{ .name = "first_write_on_new_qp", .run = op_first_write, .undo = undo_first_write },
 };
 
 /* ---- the harness ----------------------------------------------------- */
@@ -805,6 +851,7 @@ OP(18, open_qp);
 OP(19, legacy_create_xrc_rcv_qp);
 OP(20, rdma_write);
 OP(21, send_recv);
+OP(22, first_write_on_new_qp);
 
 /*
  * fail-nth's own read and write copy to and from userspace, and with
