@@ -181,9 +181,13 @@ static void sxrc_channel_notify(struct sxrc_cq *cq)
 
 	if (!ch)
 		return;
-	/* An event already waiting for this CQ covers this one too. */
+	/*
+	 * An event already waiting for this CQ covers this one too.  A
+	 * destroyed CQ is never listed again: its destroy unlisted it under
+	 * this lock after marking it dead.
+	 */
 	spin_lock(&ch->lock);
-	if (list_empty(&cq->ev_entry))
+	if (list_empty(&cq->ev_entry) && !READ_ONCE(cq->dead))
 		list_add_tail(&cq->ev_entry, &ch->ready);
 	spin_unlock(&ch->lock);
 	wake_up_interruptible(&ch->wait);
@@ -203,9 +207,11 @@ static void sxrc_channel_notify(struct sxrc_cq *cq)
  * disables them.  Fires the channel if the CQ is armed
  * for this completion.  A full ring (or a consumer index the library
  * moved past the producer) is an overrun: the CQ stops producing, is
- * marked SXRC_RING_ERROR and IBV_EVENT_CQ_ERR is raised.
+ * marked SXRC_RING_ERROR and IBV_EVENT_CQ_ERR is raised.  A destroyed CQ
+ * (a requester still held the QP that uses it) takes nothing.
  *
- * Return: 0, or -ENOSPC if the completion was lost to an overrun.
+ * Return: 0, -ENOSPC if the completion was lost to an overrun, or
+ * -ENOENT if the CQ is gone.
  */
 int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe)
 {
@@ -214,9 +220,9 @@ int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe)
 	u32 cons, arm;
 
 	spin_lock(&cq->lock);
-	if (cq->error) {
+	if (cq->dead || cq->error) {
 		spin_unlock(&cq->lock);
-		return -ENOSPC;
+		return cq->dead ? -ENOENT : -ENOSPC;
 	}
 	hdr = sxrc_ring_hdr(cq->ring);
 	/* Pairs with the library's store-release of cons. */
@@ -262,6 +268,9 @@ static void sxrc_cq_destroy_obj(struct sxrc_obj *obj)
 	struct sxrc_cq *cq = to_sxrc_cq(obj);
 	struct sxrc_channel *ch = cq->channel;
 
+	spin_lock(&cq->lock);
+	WRITE_ONCE(cq->dead, true);
+	spin_unlock(&cq->lock);
 	if (ch) {
 		spin_lock(&ch->lock);
 		list_del_init(&cq->ev_entry);

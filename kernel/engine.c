@@ -9,18 +9,30 @@
  * side of the operation (consuming a receive WQE, checking an rkey,
  * writing its CQE) happens right there, under the responder's locks.
  *
+ * A responder takes a message only from the QP it is connected to, in
+ * PSN sequence (UD excepted: Q_Keys): anything else is dropped as a wire
+ * would drop it, and the requester sees a lost message.
+ *
  * When the responder cannot take a message yet (no receive posted: RNR;
- * QP not there or not ready: a lost packet), the head WQE waits as the
- * IBTA says it would on a wire: a delayed work item retries it after the
- * responder's RNR timer or the requester's ack timeout, up to rnr_retry
- * and retry_cnt times, and the queue goes on from there by itself.
+ * QP not there, not ready, or not its peer: a lost packet), the head WQE
+ * waits as the IBTA says it would on a wire: a delayed work item retries
+ * it after the responder's RNR timer or the requester's ack timeout, up
+ * to rnr_retry and retry_cnt times, and the queue goes on from there by
+ * itself.
+ *
+ * One system call does bounded work: a doorbell executes at most
+ * SXRC_SQ_BUDGET_WQES WQEs or SXRC_SQ_BUDGET_BYTES bytes and leaves the
+ * rest to the QP's work item (on sxrc_wq); copies yield the CPU as they
+ * go and stop when the poster is killed or the QP destroyed.
  *
  * Locks, outermost first: qp->sq_mutex (the requester's send queue),
  * dev->mcast_lock (UD multicast), the responder's rq_lock or srq->lock,
- * mr->lock, qp->lock, cq->lock, channel->lock, ctx->ev_lock.
+ * mr->lock, qp->lock, cq->lock, channel->lock, ctx->ev_lock.  Nothing is
+ * held while a copy waits for others to leave an MR (invalidation).
  */
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 
 #include "sxrc.h"
@@ -28,9 +40,17 @@
 
 #define SXRC_GRH_SIZE		40
 #define SXRC_UD_MTU		4096
-#define SXRC_QKEY_PRIVILEGED	0x80000000U
 #define SXRC_MCAST_QPN		0xffffffU
 #define SXRC_MAX_MSG		BIT(31)
+
+/* Work one doorbell (or one run of the work item) does at most. */
+#define SXRC_SQ_BUDGET_WQES	256
+#define SXRC_SQ_BUDGET_BYTES	(16ULL << 20)
+/* Bytes a copy moves between two looks at the scheduler and signals. */
+#define SXRC_COPY_CHUNK		BIT(20)
+
+/* The workqueue of retries and of the work a doorbell left over. */
+static struct workqueue_struct *sxrc_wq;
 
 /* ------------------------------------------------------------------
  * Memory: scatter/gather lists resolved to pinned pages
@@ -71,6 +91,8 @@ struct sxrc_scratch {
 	struct sxrc_sgl peer;		/* the receive WQE it lands in */
 	struct sxrc_sgl remote;		/* the rkey range of RDMA/atomics */
 	struct sxrc_srq *xsrq;		/* XRC: the SRQ the WQE names */
+	struct sxrc_umem *inv_umem;	/* invalidated: wait for its copies */
+	struct sxrc_qp *qp;		/* the requester running this */
 	u8 grh[SXRC_GRH_SIZE];
 };
 
@@ -101,6 +123,17 @@ static struct sxrc_pd *sxrc_recv_pd(struct sxrc_qp *dest,
 	return srq ? srq->pd : dest->pd;
 }
 
+/*
+ * The PD that remote access (RDMA, atomics, SEND_WITH_INV) to @dest is
+ * checked against: the QP's own, with or without an SRQ; an XRC receive
+ * QP has none, and uses the PD of the XRC SRQ the message names.
+ */
+static struct sxrc_pd *sxrc_remote_pd(struct sxrc_qp *dest,
+				      struct sxrc_scratch *s)
+{
+	return dest->type == SXRC_QPT_XRC_RECV ? s->xsrq->pd : dest->pd;
+}
+
 /* Reliable transports retry and report; the others drop silently. */
 static bool sxrc_reliable(u32 type)
 {
@@ -120,7 +153,7 @@ static void sxrc_sgl_release(struct sxrc_sgl *sgl)
 
 	for (i = 0; i < sgl->n; i++)
 		if (sgl->seg[i].umem)
-			sxrc_umem_put(sgl->seg[i].umem);
+			sxrc_umem_unuse(sgl->seg[i].umem);
 	sgl->n = 0;
 	sgl->total = 0;
 }
@@ -153,7 +186,8 @@ static struct sxrc_mr *sxrc_mr_lookup(struct sxrc_dev *dev, u32 key)
  * @access: SXRC_ACCESS_* the MR must grant
  * @addr: start, in the MR's iova space
  * @len: bytes
- * @seg: filled in, with a reference on the pages
+ * @seg: filled in, with a reference on the pages and counted as a user
+ *	of them (sxrc_sgl_release() ends both)
  *
  * Return: 0, or -EACCES when anything does not match.
  */
@@ -173,7 +207,7 @@ static int sxrc_mr_range(struct sxrc_dev *dev, u32 key, struct sxrc_pd *pd,
 	    end > mr->iova + mr->umem->length)
 		goto out;
 	seg->umem = mr->umem;
-	kref_get(&seg->umem->ref);
+	sxrc_umem_use(seg->umem);
 	seg->kbuf = NULL;
 	seg->off = addr - mr->iova + offset_in_page(mr->umem->addr);
 	seg->len = len;
@@ -320,10 +354,26 @@ static void sxrc_memcpy(void *dst, const void *src, size_t len)
 	memcpy(dst, src, len);
 }
 
-/* Copy @len bytes from @src to @dst; both must hold that many. */
-static void sxrc_copy(struct sxrc_cursor *dst, struct sxrc_cursor *src,
-		      u64 len)
+/*
+ * Must a copy for @qp stop?  Its poster was killed (a doorbell runs in
+ * the poster's own context), or the QP is being destroyed (its work item
+ * runs it).
+ */
+static bool sxrc_copy_aborted(struct sxrc_qp *qp)
 {
+	return fatal_signal_pending(current) || READ_ONCE(qp->dead);
+}
+
+/*
+ * Copy @len bytes from @src to @dst; both must hold that many.  Every
+ * SXRC_COPY_CHUNK bytes the copy yields the CPU, and stops if @qp (the
+ * requester) says so: -EINTR, with part of the data moved.
+ */
+static int sxrc_copy(struct sxrc_cursor *dst, struct sxrc_cursor *src,
+		     u64 len, struct sxrc_qp *qp)
+{
+	u32 chunk = 0;
+
 	while (len) {
 		struct page *dpage, *spage;
 		u32 davail, savail, n;
@@ -338,7 +388,15 @@ static void sxrc_copy(struct sxrc_cursor *dst, struct sxrc_cursor *src,
 		dst->pos += n;
 		src->pos += n;
 		len -= n;
+		chunk += n;
+		if (chunk >= SXRC_COPY_CHUNK && len) {
+			chunk = 0;
+			cond_resched();
+			if (sxrc_copy_aborted(qp))
+				return -EINTR;
+		}
 	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------
@@ -488,7 +546,7 @@ static void sxrc_qp_schedule(struct sxrc_qp *qp, unsigned long delay)
 {
 	spin_lock(&qp->lock);
 	if (!qp->dead)
-		mod_delayed_work(system_wq, &qp->retry_work, delay);
+		mod_delayed_work(sxrc_wq, &qp->retry_work, delay);
 	spin_unlock(&qp->lock);
 }
 
@@ -669,14 +727,18 @@ static void sxrc_recv_done(struct sxrc_qp *dest, struct sxrc_scratch *s,
 	sxrc_count(dest, SXRC_STAT_RECV_BYTES, byte_len);
 }
 
-/* Copy all of @src to the start of @dst, after skipping @skip bytes. */
-static void sxrc_copy_sgl(struct sxrc_sgl *dst, u64 skip, struct sxrc_sgl *src)
+/*
+ * Copy all of @src to the start of @dst, after skipping @skip bytes, for
+ * the requester @qp: 0, or -EINTR if the copy stopped (sxrc_copy()).
+ */
+static int sxrc_copy_sgl(struct sxrc_sgl *dst, u64 skip, struct sxrc_sgl *src,
+			 struct sxrc_qp *qp)
 {
 	struct sxrc_cursor dc, sc;
 
 	sxrc_cursor_init(&dc, dst, skip);
 	sxrc_cursor_init(&sc, src, 0);
-	sxrc_copy(&dc, &sc, src->total);
+	return sxrc_copy(&dc, &sc, src->total, qp);
 }
 
 /* Can the MR @key of @dev in @pd be invalidated? */
@@ -695,8 +757,14 @@ static bool sxrc_can_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
 	return ok;
 }
 
-/* Invalidate the MR @key of @dev if it is in @pd (SEND_WITH_INV, LOCAL_INV). */
-static int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd, u32 key)
+/*
+ * Invalidate the MR @key of @dev if it is in @pd (SEND_WITH_INV,
+ * LOCAL_INV).  Copies already under way on its pages are waited for
+ * before the WQE completes (sxrc_wqe_execute(), once this requester let
+ * go of its own lists): s->inv_umem holds them meanwhile.
+ */
+static int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd, u32 key,
+			   struct sxrc_scratch *s)
 {
 	struct sxrc_mr *mr = sxrc_mr_lookup(dev, key);
 	int ret = -EACCES;
@@ -706,6 +774,10 @@ static int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd, u32 key)
 	spin_lock(&mr->lock);
 	if (mr->pd == pd && !mr->invalid) {
 		mr->invalid = true;
+		if (mr->umem) {
+			kref_get(&mr->umem->ref);
+			s->inv_umem = mr->umem;
+		}
 		ret = 0;
 	}
 	spin_unlock(&mr->lock);
@@ -754,6 +826,7 @@ enum sxrc_outcome {
 	SXRC_DONE,		/* completed, with @status */
 	SXRC_WAIT_RNR,		/* retry after the responder's RNR timer */
 	SXRC_WAIT_LOST,		/* retry after the ack timeout */
+	SXRC_STOPPED,		/* poster killed or QP destroyed mid-copy */
 };
 
 struct sxrc_result {
@@ -792,9 +865,10 @@ static void sxrc_ud_one(struct sxrc_qp *qp, struct sxrc_qp *dest,
 		struct sxrc_sgl grh = { .n = 0 };
 
 		sxrc_sgl_add_kbuf(&grh, s->grh, SXRC_GRH_SIZE);
-		sxrc_copy_sgl(&s->peer, 0, &grh);
+		sxrc_copy_sgl(&s->peer, 0, &grh, qp);
 	}
-	sxrc_copy_sgl(&s->peer, SXRC_GRH_SIZE, &s->local);
+	/* At most SXRC_UD_MTU bytes: less than a chunk, never stopped. */
+	sxrc_copy_sgl(&s->peer, SXRC_GRH_SIZE, &s->local, qp);
 	sxrc_recv_done(dest, s, &rcqe, SXRC_GRH_SIZE + s->local.total);
 }
 
@@ -862,7 +936,7 @@ static int sxrc_remote_range(struct sxrc_qp *dest, struct sxrc_scratch *s,
 	if (!(READ_ONCE(dest->attr.qp_access_flags) & access))
 		return -EACCES;
 	if (sxrc_mr_range(dest->obj.ctx->dev, s->wqe.rkey,
-			  sxrc_recv_pd(dest, s), access, s->wqe.remote_addr,
+			  sxrc_remote_pd(dest, s), access, s->wqe.remote_addr,
 			  len, &s->remote.seg[0]))
 		return -EACCES;
 	s->remote.n = 1;
@@ -914,36 +988,207 @@ static void sxrc_atomic_reply(struct sxrc_scratch *s)
 
 	sxrc_sgl_release(&s->remote);
 	sxrc_sgl_add_kbuf(&src, &old, sizeof(old));
-	sxrc_copy_sgl(&s->local, 0, &src);
+	sxrc_copy_sgl(&s->local, 0, &src, s->qp);
 }
 
-/* RC and UC: everything that needs the connected peer. */
+/* Packets a message of @len bytes takes at the requester's path MTU. */
+static u32 sxrc_packets(struct sxrc_qp *qp, u64 len)
+{
+	u32 mtu = READ_ONCE(qp->attr.path_mtu);
+	u32 shift = mtu ? 7 + min(mtu, 5U) : 12;	/* IBV_MTU_256 is 1 */
+
+	return max_t(u64, 1, DIV_ROUND_UP_ULL(len, 1ULL << shift));
+}
+
+/*
+ * Does @dest take a message from @qp with PSN @psn?  Only from the QP it
+ * is connected to, through a path that leads back to @qp's device, and
+ * (RC, XRC) only the PSN it expects next; UC takes any PSN at the start
+ * of a message and follows it.  Anything else is dropped, as on a wire.
+ */
+static bool sxrc_peer_accepts(struct sxrc_qp *dest, struct sxrc_qp *qp,
+			      u32 psn)
+{
+	bool ok;
+
+	spin_lock(&dest->lock);
+	ok = sxrc_qp_can_receive(dest) && dest->attr.dest_qp_num == qp->qpn &&
+	     sxrc_ah_dev(&dest->attr.ah_attr) == qp->obj.ctx->dev &&
+	     (dest->type == SXRC_QPT_UC || dest->attr.rq_psn == psn);
+	spin_unlock(&dest->lock);
+	return ok;
+}
+
+/* The message @psn took @npkts packets: both ends move on. */
+static void sxrc_psn_advance(struct sxrc_qp *qp, struct sxrc_qp *dest,
+			     u32 psn, u32 npkts)
+{
+	u32 next = (psn + npkts) & SXRC_PSN_MASK;
+
+	spin_lock(&dest->lock);
+	dest->attr.rq_psn = next;
+	spin_unlock(&dest->lock);
+	spin_lock(&qp->lock);
+	qp->attr.sq_psn = next;
+	spin_unlock(&qp->lock);
+}
+
+/*
+ * A copy into a receive WQE stopped halfway (its poster died): the WQE
+ * is consumed and completes as flushed, as it would once the responder
+ * learns that its connection is gone.
+ */
+static void sxrc_recv_stopped(struct sxrc_qp *dest, struct sxrc_scratch *s)
+{
+	sxrc_sgl_release(&s->peer);
+	sxrc_recv_error(dest, s, SXRC_WC_WR_FLUSH_ERR);
+}
+
+/* The responder's part of a SEND (+IMM, +INV) to @dest. */
+static enum sxrc_resp sxrc_resp_send(struct sxrc_qp *dest,
+				     struct sxrc_scratch *s, u32 *status,
+				     bool *stopped)
+{
+	struct sxrc_send_wqe *w = &s->wqe;
+	struct sxrc_dev *dev = dest->obj.ctx->dev;
+	struct sxrc_cqe rcqe = {
+		.opcode = SXRC_WC_OP_RECV,
+		.solicited = !!(w->send_flags & SXRC_SEND_SOLICITED),
+	};
+	enum sxrc_resp resp;
+	u64 len = s->local.total;
+
+	if (w->opcode == SXRC_WR_SEND_WITH_INV &&
+	    !sxrc_can_invalidate(dev, sxrc_remote_pd(dest, s), w->imm_data)) {
+		*status = SXRC_WC_REM_INV_REQ_ERR;
+		return SXRC_RESP_ERR;
+	}
+	resp = sxrc_recv_take(dest, s, len, status);
+	if (resp != SXRC_RESP_OK)
+		return resp;
+	if (sxrc_copy_sgl(&s->peer, 0, &s->local, s->qp)) {
+		sxrc_recv_stopped(dest, s);
+		*stopped = true;
+		return SXRC_RESP_OK;
+	}
+	if (w->opcode == SXRC_WR_SEND_WITH_IMM) {
+		rcqe.wc_flags = SXRC_WC_WITH_IMM;
+		rcqe.imm_data = w->imm_data;
+	} else if (w->opcode == SXRC_WR_SEND_WITH_INV) {
+		sxrc_invalidate(dev, sxrc_remote_pd(dest, s), w->imm_data, s);
+		rcqe.wc_flags = SXRC_WC_WITH_INV;
+		rcqe.imm_data = w->imm_data;
+	}
+	sxrc_recv_done(dest, s, &rcqe, len);
+	return SXRC_RESP_OK;
+}
+
+/* The responder's part of an RDMA WRITE (+IMM) to @dest. */
+static enum sxrc_resp sxrc_resp_write(struct sxrc_qp *dest,
+				      struct sxrc_scratch *s, u32 *status,
+				      bool *stopped)
+{
+	struct sxrc_send_wqe *w = &s->wqe;
+	bool imm = w->opcode == SXRC_WR_RDMA_WRITE_WITH_IMM;
+	struct sxrc_cqe rcqe = {
+		.opcode = SXRC_WC_OP_RECV_RDMA_WITH_IMM,
+		.wc_flags = SXRC_WC_WITH_IMM,
+		.imm_data = w->imm_data,
+		.solicited = !!(w->send_flags & SXRC_SEND_SOLICITED),
+	};
+	u64 len = s->local.total;
+	enum sxrc_resp resp;
+	int ret;
+
+	if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_WRITE, len)) {
+		*status = SXRC_WC_REM_ACCESS_ERR;
+		return SXRC_RESP_ERR;
+	}
+	if (imm) {
+		/* The immediate needs a receive WQE, before any data. */
+		resp = sxrc_recv_take(dest, s, 0, status);
+		if (resp != SXRC_RESP_OK) {
+			sxrc_sgl_release(&s->remote);
+			return resp;
+		}
+	}
+	ret = sxrc_copy_sgl(&s->remote, 0, &s->local, s->qp);
+	sxrc_sgl_release(&s->remote);
+	if (ret) {
+		if (imm)
+			sxrc_recv_stopped(dest, s);
+		*stopped = true;
+	} else if (imm) {
+		sxrc_recv_done(dest, s, &rcqe, len);
+	}
+	return SXRC_RESP_OK;
+}
+
+/* The responder's part of an RDMA READ or an atomic from @dest. */
+static enum sxrc_resp sxrc_resp_read_atomic(struct sxrc_qp *dest,
+					    struct sxrc_scratch *s,
+					    u32 *status, bool *stopped)
+{
+	struct sxrc_send_wqe *w = &s->wqe;
+
+	if (w->opcode == SXRC_WR_RDMA_READ) {
+		if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_READ,
+				      s->local.total)) {
+			*status = SXRC_WC_REM_ACCESS_ERR;
+			return SXRC_RESP_ERR;
+		}
+		*stopped = sxrc_copy_sgl(&s->local, 0, &s->remote, s->qp);
+		sxrc_sgl_release(&s->remote);
+		return SXRC_RESP_OK;
+	}
+	if (w->remote_addr & 7) {
+		*status = SXRC_WC_REM_INV_REQ_ERR;
+		return SXRC_RESP_ERR;
+	}
+	if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_ATOMIC, 8)) {
+		*status = SXRC_WC_REM_ACCESS_ERR;
+		return SXRC_RESP_ERR;
+	}
+	/*
+	 * The iova is aligned; the memory behind it must be too (an MR may
+	 * map iova X to an address X + 4): an atomic never straddles two
+	 * pages.
+	 */
+	if (s->remote.seg[0].off & 7) {
+		sxrc_sgl_release(&s->remote);
+		*status = SXRC_WC_REM_INV_REQ_ERR;
+		return SXRC_RESP_ERR;
+	}
+	sxrc_atomic_reply(s);
+	return SXRC_RESP_OK;
+}
+
+/* RC, UC and XRC: everything that needs the connected peer. */
 static enum sxrc_outcome sxrc_exec_connected(struct sxrc_qp *qp,
 					     struct sxrc_scratch *s,
 					     struct sxrc_result *res)
 {
 	struct sxrc_send_wqe *w = &s->wqe;
-	bool rc = sxrc_reliable(qp->type);
+	bool rc = sxrc_reliable(qp->type), stopped = false;
 	u32 peer_type = qp->type == SXRC_QPT_XRC_SEND ? SXRC_QPT_XRC_RECV :
 			qp->type;
-	struct sxrc_cqe rcqe = {
-		.solicited = !!(w->send_flags & SXRC_SEND_SOLICITED),
-	};
 	enum sxrc_resp resp = SXRC_RESP_OK;
 	struct sxrc_ah_attr ah;
 	struct sxrc_dev *dev;
 	struct sxrc_qp *dest;
-	u32 status = 0, dqpn;
+	u32 status = 0, dqpn, psn;
 	u64 len = s->local.total;
 
 	spin_lock(&qp->lock);
 	ah = qp->attr.ah_attr;
 	dqpn = qp->attr.dest_qp_num;
+	psn = qp->attr.sq_psn;
 	spin_unlock(&qp->lock);
 
 	dev = sxrc_ah_dev(&ah);
 	dest = dev ? sxrc_qp_lookup(dev, dqpn) : NULL;
-	if (!dest || dest->type != peer_type || !sxrc_qp_can_receive(dest)) {
+	if (!dest || dest->type != peer_type ||
+	    !sxrc_peer_accepts(dest, qp, psn)) {
 		if (dest)
 			sxrc_obj_drop(&dest->obj);
 		if (!rc) {
@@ -969,89 +1214,16 @@ static enum sxrc_outcome sxrc_exec_connected(struct sxrc_qp *qp,
 	case SXRC_WR_SEND:
 	case SXRC_WR_SEND_WITH_IMM:
 	case SXRC_WR_SEND_WITH_INV:
-		if (w->opcode == SXRC_WR_SEND_WITH_INV &&
-		    !sxrc_can_invalidate(dev, sxrc_recv_pd(dest, s),
-					 w->imm_data)) {
-			resp = SXRC_RESP_ERR;
-			status = SXRC_WC_REM_INV_REQ_ERR;
-			break;
-		}
-		resp = sxrc_recv_take(dest, s, len, &status);
-		if (resp != SXRC_RESP_OK)
-			break;
-		sxrc_copy_sgl(&s->peer, 0, &s->local);
-		rcqe.opcode = SXRC_WC_OP_RECV;
-		if (w->opcode == SXRC_WR_SEND_WITH_IMM) {
-			rcqe.wc_flags = SXRC_WC_WITH_IMM;
-			rcqe.imm_data = w->imm_data;
-		} else if (w->opcode == SXRC_WR_SEND_WITH_INV) {
-			sxrc_invalidate(dev, sxrc_recv_pd(dest, s),
-					w->imm_data);
-			rcqe.wc_flags = SXRC_WC_WITH_INV;
-			rcqe.imm_data = w->imm_data;
-		}
-		sxrc_recv_done(dest, s, &rcqe, len);
+		resp = sxrc_resp_send(dest, s, &status, &stopped);
 		break;
-
 	case SXRC_WR_RDMA_WRITE:
 	case SXRC_WR_RDMA_WRITE_WITH_IMM:
-		if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_WRITE, len)) {
-			resp = SXRC_RESP_ERR;
-			status = SXRC_WC_REM_ACCESS_ERR;
-			break;
-		}
-		if (w->opcode == SXRC_WR_RDMA_WRITE_WITH_IMM) {
-			/* The immediate needs a receive WQE, before any data. */
-			resp = sxrc_recv_take(dest, s, 0, &status);
-			if (resp != SXRC_RESP_OK) {
-				sxrc_sgl_release(&s->remote);
-				break;
-			}
-		}
-		sxrc_copy_sgl(&s->remote, 0, &s->local);
-		sxrc_sgl_release(&s->remote);
-		if (w->opcode == SXRC_WR_RDMA_WRITE_WITH_IMM) {
-			rcqe.opcode = SXRC_WC_OP_RECV_RDMA_WITH_IMM;
-			rcqe.wc_flags = SXRC_WC_WITH_IMM;
-			rcqe.imm_data = w->imm_data;
-			sxrc_recv_done(dest, s, &rcqe, len);
-		}
+		resp = sxrc_resp_write(dest, s, &status, &stopped);
 		break;
-
 	case SXRC_WR_RDMA_READ:
-		if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_READ, len)) {
-			resp = SXRC_RESP_ERR;
-			status = SXRC_WC_REM_ACCESS_ERR;
-			break;
-		}
-		sxrc_copy_sgl(&s->local, 0, &s->remote);
-		sxrc_sgl_release(&s->remote);
-		break;
-
 	case SXRC_WR_ATOMIC_CMP_AND_SWP:
 	case SXRC_WR_ATOMIC_FETCH_AND_ADD:
-		if (w->remote_addr & 7) {
-			resp = SXRC_RESP_ERR;
-			status = SXRC_WC_REM_INV_REQ_ERR;
-			break;
-		}
-		if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_ATOMIC, 8)) {
-			resp = SXRC_RESP_ERR;
-			status = SXRC_WC_REM_ACCESS_ERR;
-			break;
-		}
-		/*
-		 * The iova is aligned; the memory behind it must be too (an
-		 * MR may map iova X to an address X + 4): an atomic never
-		 * straddles two pages.
-		 */
-		if (s->remote.seg[0].off & 7) {
-			sxrc_sgl_release(&s->remote);
-			resp = SXRC_RESP_ERR;
-			status = SXRC_WC_REM_INV_REQ_ERR;
-			break;
-		}
-		sxrc_atomic_reply(s);
+		resp = sxrc_resp_read_atomic(dest, s, &status, &stopped);
 		break;
 	}
 
@@ -1060,17 +1232,27 @@ done:
 		sxrc_obj_drop(&s->xsrq->obj);
 		s->xsrq = NULL;
 	}
+	if (stopped) {
+		sxrc_obj_drop(&dest->obj);
+		return SXRC_STOPPED;
+	}
 	switch (resp) {
 	case SXRC_RESP_OK:
 	case SXRC_RESP_DROPPED:
+		/* UC follows the sender's PSN whatever became of a message. */
+		if (resp == SXRC_RESP_OK || !rc)
+			sxrc_psn_advance(qp, dest, psn, sxrc_packets(qp, len));
 		break;
 	case SXRC_RESP_RNR:
 		res->rnr_timer = READ_ONCE(dest->attr.min_rnr_timer);
 		sxrc_obj_drop(&dest->obj);
 		return SXRC_WAIT_RNR;
 	case SXRC_RESP_ERR:
-		if (!rc)
-			break;	/* UC: the responder drops, the sender is done */
+		if (!rc) {
+			/* UC: the responder drops, the sender is done. */
+			sxrc_psn_advance(qp, dest, psn, sxrc_packets(qp, len));
+			break;
+		}
 		res->status = status;
 		/* An access or request error fails the responder too. */
 		if (status == SXRC_WC_REM_ACCESS_ERR)
@@ -1163,7 +1345,7 @@ static enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,
 		res->status = status;
 	} else if (s->wqe.opcode == SXRC_WR_LOCAL_INV) {
 		res->status = sxrc_invalidate(qp->obj.ctx->dev, qp->pd,
-					      s->wqe.imm_data) ?
+					      s->wqe.imm_data, s) ?
 			      SXRC_WC_LOC_PROT_ERR : SXRC_WC_SUCCESS;
 	} else if (qp->type == SXRC_QPT_UD) {
 		out = sxrc_exec_ud(qp, s, res);
@@ -1171,6 +1353,15 @@ static enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,
 		out = sxrc_exec_connected(qp, s, res);
 	}
 	sxrc_sgl_release(&s->local);
+	/*
+	 * An invalidation completes once no copy uses the MR's pages any
+	 * more; this requester holds none of its own by now.
+	 */
+	if (s->inv_umem) {
+		sxrc_umem_quiesce(s->inv_umem);
+		sxrc_umem_put(s->inv_umem);
+		s->inv_umem = NULL;
+	}
 	return out;
 }
 
@@ -1204,8 +1395,10 @@ void sxrc_qp_engine_ready(struct sxrc_qp *qp)
 }
 
 /*
- * Execute the send queue until it is empty, must wait, or fails.  Called
- * with qp->sq_mutex held, from the doorbell or the retry work.
+ * Execute the send queue until it is empty, must wait, or fails, or
+ * until this call's budget is spent: the work item then goes on with the
+ * rest.  Called with qp->sq_mutex held, from the doorbell or the work
+ * item.
  */
 static void sxrc_sq_process(struct sxrc_qp *qp)
 {
@@ -1213,7 +1406,8 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 	struct sxrc_ring_hdr *hdr;
 	struct sxrc_scratch *s = qp->scratch;
 	struct sxrc_result res;
-	u32 prod, state;
+	u32 prod, state, wqes = 0;
+	u64 bytes = 0;
 
 	lockdep_assert_held(&qp->sq_mutex);
 	if (!ring)
@@ -1240,18 +1434,32 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 				sxrc_obj_event(&qp->obj, SXRC_EVENT_QP_FATAL);
 			continue;
 		}
+		if (wqes >= SXRC_SQ_BUDGET_WQES ||
+		    bytes >= SXRC_SQ_BUDGET_BYTES) {
+			/* Enough for one call: the work item goes on. */
+			sxrc_qp_schedule(qp, 0);
+			break;
+		}
+		if (wqes && sxrc_copy_aborted(qp))
+			break;
 		if (!s) {
-			s = kmalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
+			s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 			if (!s) {
 				/* Try again later rather than fail. */
 				sxrc_qp_schedule(qp, 1);
 				break;
 			}
+			s->qp = qp;
 			qp->scratch = s;
 		}
 
 		out = sxrc_wqe_execute(qp, sxrc_ring_slot(ring, qp->sq.cons),
 				       s, &res);
+		wqes++;
+		bytes += res.byte_len;
+		if (out == SXRC_STOPPED)
+			break;	/* the WQE stays: its QP is going away */
+		cond_resched();
 		if (out == SXRC_WAIT_RNR) {
 			sxrc_count(qp, SXRC_STAT_RNR_RETRIES, 1);
 			if (qp->attr.rnr_retry != 7 && !qp->rnr_left--) {
@@ -1304,15 +1512,21 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 	}
 }
 
-/* The doorbell. */
-void sxrc_sq_run(struct sxrc_qp *qp)
+/*
+ * The doorbell.  Another thread of the poster (or the work item) may be
+ * running the queue: waiting for it can be interrupted by a fatal
+ * signal only, and its run is bounded anyway.
+ */
+int sxrc_sq_run(struct sxrc_qp *qp)
 {
-	mutex_lock(&qp->sq_mutex);
+	if (mutex_lock_killable(&qp->sq_mutex))
+		return -EINTR;
 	if (trace_sxrc_doorbell_enabled() && qp->sq.ring)
 		trace_sxrc_doorbell(qp, READ_ONCE(sxrc_ring_hdr(qp->sq.ring)->prod) -
 				    qp->sq.cons);
 	sxrc_sq_process(qp);
 	mutex_unlock(&qp->sq_mutex);
+	return 0;
 }
 
 static void sxrc_retry_work(struct work_struct *work)
@@ -1324,6 +1538,21 @@ static void sxrc_retry_work(struct work_struct *work)
 	qp->stalled = false;
 	sxrc_sq_process(qp);
 	mutex_unlock(&qp->sq_mutex);
+}
+
+int sxrc_engine_init(void)
+{
+	/*
+	 * Retries and leftover work of every QP: unbound (a long queue
+	 * does not pin one CPU), and never in the way of system_wq users.
+	 */
+	sxrc_wq = alloc_workqueue("softxrc", WQ_UNBOUND, 0);
+	return sxrc_wq ? 0 : -ENOMEM;
+}
+
+void sxrc_engine_exit(void)
+{
+	destroy_workqueue(sxrc_wq);
 }
 
 void sxrc_qp_init_engine(struct sxrc_qp *qp)

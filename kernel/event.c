@@ -12,8 +12,10 @@
 /**
  * struct sxrc_event - a queued async event
  * @entry: on ctx->ev_list
- * @obj: the object it is about (counted when read, dropped when the
- *	object is destroyed first), or NULL for port events
+ * @obj: the object it is about, or NULL for port events.  No reference
+ *	is held while the event is queued: the object's teardown removes
+ *	its events (sxrc_obj_kill_events()) before its memory can go.  A
+ *	reader takes a reference when it dequeues the event.
  * @rec: what read() returns
  */
 struct sxrc_event {
@@ -24,7 +26,6 @@ struct sxrc_event {
 
 void sxrc_ctx_events_init(struct sxrc_ctx *ctx)
 {
-	mutex_init(&ctx->ev_read_mutex);
 	spin_lock_init(&ctx->ev_lock);
 	INIT_LIST_HEAD(&ctx->ev_list);
 	init_waitqueue_head(&ctx->ev_wait);
@@ -51,9 +52,11 @@ void sxrc_ctx_events_flush(struct sxrc_ctx *ctx)
  * @obj: the object the event is about, or NULL
  *
  * Does not sleep (it runs under the data path's spinlocks' callers); it
- * is never called from interrupts.  A
- * full queue, or a failed allocation, drops the event and marks the next
- * delivered record with SXRC_ASYNC_FLAG_OVERFLOW.
+ * is never called from interrupts.  A full queue, or a failed
+ * allocation, drops the event and marks the next delivered record with
+ * SXRC_ASYNC_FLAG_OVERFLOW.  An event about an object already torn down
+ * (a requester still held it) is dropped silently: nobody can
+ * acknowledge it any more.
  */
 void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
 		      u64 element, struct sxrc_obj *obj)
@@ -63,7 +66,7 @@ void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
 	ev = kzalloc(sizeof(*ev), GFP_ATOMIC);
 
 	spin_lock(&ctx->ev_lock);
-	if (ctx->closed) {
+	if (ctx->closed || (obj && obj->dead)) {
 		spin_unlock(&ctx->ev_lock);
 		kfree(ev);
 		return;
@@ -113,16 +116,19 @@ void sxrc_obj_event(struct sxrc_obj *obj, u32 event_type)
 }
 
 /*
- * @obj is being destroyed: its unread events go, so that the count the
- * destroy reports is what the library actually read.
+ * @obj is being torn down: its unread events go, so that the count the
+ * destroy reports is what the library actually read, and none is queued
+ * from now on.  A reader that dequeued one of its events holds a
+ * reference and counted it already.
  */
-void sxrc_ctx_purge_events(struct sxrc_ctx *ctx, struct sxrc_obj *obj)
+void sxrc_obj_kill_events(struct sxrc_obj *obj)
 {
+	struct sxrc_ctx *ctx = obj->ctx;
 	struct sxrc_event *ev, *tmp;
 	LIST_HEAD(dead);
 
-	mutex_lock(&ctx->ev_read_mutex);
 	spin_lock(&ctx->ev_lock);
+	obj->dead = true;
 	list_for_each_entry_safe(ev, tmp, &ctx->ev_list, entry) {
 		if (ev->obj != obj)
 			continue;
@@ -130,7 +136,6 @@ void sxrc_ctx_purge_events(struct sxrc_ctx *ctx, struct sxrc_obj *obj)
 		ctx->ev_count--;
 	}
 	spin_unlock(&ctx->ev_lock);
-	mutex_unlock(&ctx->ev_read_mutex);
 
 	list_for_each_entry_safe(ev, tmp, &dead, entry)
 		kfree(ev);
@@ -169,8 +174,9 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 			return ret;
 	}
 
-	mutex_lock(&ctx->ev_read_mutex);
 	while (done + rec_size <= len) {
+		struct sxrc_obj *obj;
+
 		spin_lock(&ctx->ev_lock);
 		ev = list_first_entry_or_null(&ctx->ev_list, struct sxrc_event,
 					      entry);
@@ -180,29 +186,49 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 		}
 		list_del(&ev->entry);
 		ctx->ev_count--;
-		if (ev->obj)
-			atomic_inc(&ev->obj->async_events);
+		/*
+		 * Counted now, under the lock the teardown takes: the destroy
+		 * reports an event either purged or counted, never lost.  The
+		 * reference keeps the object's memory while no lock is held.
+		 */
+		obj = ev->obj;
+		if (obj) {
+			kref_get(&obj->ref);
+			atomic_inc(&obj->async_events);
+		}
 		if (ctx->ev_overflow) {
 			ev->rec.flags |= SXRC_ASYNC_FLAG_OVERFLOW;
 			ctx->ev_overflow = false;
 		}
 		spin_unlock(&ctx->ev_lock);
 
+		/* No lock is held here: the copy may fault and wait. */
 		if (copy_to_user(buf + done, &ev->rec, rec_size)) {
-			/* Put it back so the event is not lost. */
+			/* Put it back so the event is not lost... */
 			spin_lock(&ctx->ev_lock);
-			if (ev->obj)
-				atomic_dec(&ev->obj->async_events);
-			list_add(&ev->entry, &ctx->ev_list);
-			ctx->ev_count++;
+			if (!obj || !obj->dead) {
+				if (obj)
+					atomic_dec(&obj->async_events);
+				list_add(&ev->entry, &ctx->ev_list);
+				ctx->ev_count++;
+				ev = NULL;
+			}
+			/*
+			 * ...unless its object went meanwhile: the destroy
+			 * counted it, and only a caller reading with a bad
+			 * buffer while destroying its own objects sees that.
+			 */
 			spin_unlock(&ctx->ev_lock);
-			mutex_unlock(&ctx->ev_read_mutex);
+			kfree(ev);
+			if (obj)
+				sxrc_obj_drop(obj);
 			return done ? done : -EFAULT;
 		}
 		kfree(ev);
+		if (obj)
+			sxrc_obj_drop(obj);
 		done += rec_size;
 	}
-	mutex_unlock(&ctx->ev_read_mutex);
 	return done;
 }
 

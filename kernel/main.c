@@ -173,6 +173,9 @@ static int __init sxrc_init(void)
 		       SXRC_MAX_DEVICES);
 		return -EINVAL;
 	}
+	ret = sxrc_engine_init();
+	if (ret)
+		return ret;
 
 	for (i = 0; i < num_devices; i++) {
 		ret = sxrc_dev_add(i);
@@ -190,6 +193,7 @@ static int __init sxrc_init(void)
 err_remove:
 	while (i--)
 		sxrc_dev_remove(i);
+	sxrc_engine_exit();
 	return ret;
 }
 
@@ -200,6 +204,7 @@ static void __exit sxrc_exit(void)
 	sxrc_nl_exit();
 	for (i = 0; i < num_devices; i++)
 		sxrc_dev_remove(i);
+	sxrc_engine_exit();
 }
 
 module_init(sxrc_init);

@@ -13,6 +13,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
 
 #include "compat.h"
 #include "sxrc.h"
@@ -121,6 +122,31 @@ static void sxrc_umem_free(struct kref *ref)
 void sxrc_umem_put(struct sxrc_umem *umem)
 {
 	kref_put(&umem->ref, sxrc_umem_free);
+}
+
+/* A copy starts on @umem; the caller holds the lock of the MR using it. */
+void sxrc_umem_use(struct sxrc_umem *umem)
+{
+	kref_get(&umem->ref);
+	atomic_inc(&umem->users);
+}
+
+/* The copy is done: wake a deregistration waiting for the last one. */
+void sxrc_umem_unuse(struct sxrc_umem *umem)
+{
+	if (atomic_dec_and_test(&umem->users))
+		wake_up_var(&umem->users);
+	sxrc_umem_put(umem);
+}
+
+/*
+ * Wait until no copy uses @umem any more.  Its MR no longer hands it out
+ * (or is invalid), so no new copy starts; each running one is bounded by
+ * the size of a message and stops early when its poster is killed.
+ */
+void sxrc_umem_quiesce(struct sxrc_umem *umem)
+{
+	wait_var_event(&umem->users, !atomic_read(&umem->users));
 }
 
 /* Pin [addr, addr + length) of the current process. */
@@ -233,13 +259,15 @@ static void sxrc_mr_destroy(struct sxrc_obj *obj)
 
 	struct sxrc_umem *umem;
 
-	/* No key reaches it from now on; a copy under way keeps its pages. */
+	/* No key reaches it from now on; copies under way are waited for. */
 	xa_erase(&obj->ctx->dev->mrs, mr->key >> 8);
 	spin_lock(&mr->lock);
 	umem = mr->umem;
 	mr->umem = NULL;
 	spin_unlock(&mr->lock);
 	sxrc_obj_undepend(&mr->pd->obj);
+	/* Verbs promise: nothing lands in the memory once dereg returns. */
+	sxrc_umem_quiesce(umem);
 	sxrc_umem_put(umem);
 }
 
@@ -410,8 +438,11 @@ int sxrc_mr_rereg(struct sxrc_call *call)
 
 	if (old_pd)
 		sxrc_obj_undepend(&old_pd->obj);
-	if (old_umem)
+	if (old_umem) {
+		/* The old translation is unused once rereg returns. */
+		sxrc_umem_quiesce(old_umem);
 		sxrc_umem_put(old_umem);
+	}
 
 	out->handle = mr->obj.handle;
 	out->lkey = mr->key;

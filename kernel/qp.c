@@ -4,6 +4,7 @@
  * machine, queries, multicast attachment, and the flush of every
  * outstanding WQE when a QP enters the error state.
  */
+#include <linux/capability.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
 
@@ -566,6 +567,10 @@ int sxrc_qp_do_modify(struct sxrc_qp *qp, const struct sxrc_qp_attr *a,
 	ret = sxrc_qp_check_attr(a, mask);
 	if (ret)
 		return ret;
+	/* As ib_uverbs: only CAP_NET_RAW may use a privileged Q_Key. */
+	if ((mask & SXRC_QP_QKEY) && (a->qkey & SXRC_QKEY_PRIVILEGED) &&
+	    !capable(CAP_NET_RAW))
+		return -EPERM;
 
 	mutex_lock(&qp->sq_mutex);
 	spin_lock(&qp->lock);

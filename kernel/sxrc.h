@@ -34,6 +34,9 @@
 #define SXRC_MAX_MCAST_GRP	256
 #define SXRC_MAX_MCAST_QP	256
 #define SXRC_QPN_MAX		((1U << 24) - 1)
+#define SXRC_PSN_MASK		((1U << 24) - 1)
+/* A Q_Key with the top bit set is privileged (CAP_NET_RAW). */
+#define SXRC_QKEY_PRIVILEGED	0x80000000U
 #define SXRC_MR_INDEX_MAX	((1U << 24) - 1)
 /* Page indices of an MR are 32 bits. */
 #define SXRC_MAX_MR_SIZE	((u64)(U32_MAX - 1) << PAGE_SHIFT)
@@ -167,6 +170,9 @@ struct sxrc_obj_ops {
  *	while it is not zero
  * @user_cookie: the library's value, echoed in async events
  * @async_events: async events about the object read by the library
+ * @dead: torn down: its queued events are gone and no new one is queued
+ *	(set and read under ctx->ev_lock).  A requester may still hold the
+ *	object and raise an event on it: that event is dropped.
  * @ops: class operations
  */
 struct sxrc_obj {
@@ -178,6 +184,7 @@ struct sxrc_obj {
 	atomic_t users;
 	u64 user_cookie;
 	atomic_t async_events;
+	bool dead;
 	const struct sxrc_obj_ops *ops;
 };
 
@@ -192,10 +199,8 @@ struct sxrc_obj {
  * @dev: the device
  * @objects: handle -> struct sxrc_obj *; the xarray's own lock
  *	serialises insertions and removals, lookups run under RCU
- * @ev_read_mutex: held by a reader from dequeuing a record until it
- *	reached userspace (or was put back), and by a purge, so that a
- *	record is never put back for an object destroyed meanwhile
- * @ev_lock: protects @ev_list, @ev_count, @ev_overflow
+ * @ev_lock: protects @ev_list, @ev_count, @ev_overflow, @closed and the
+ *	dead flag of the context's objects; never held across a user copy
  * @ev_list: queued struct sxrc_event records
  * @ev_count: length of @ev_list
  * @ev_overflow: an event was dropped since the last read
@@ -216,8 +221,7 @@ struct sxrc_ctx {
 	struct mm_struct *owner_mm;
 	struct sxrc_dev *dev;
 	struct xarray objects;
-	struct mutex ev_read_mutex;	/* see above; taken before ev_lock */
-	spinlock_t ev_lock;		/* protects ev_list/count/overflow */
+	spinlock_t ev_lock;	/* ev_list/count/overflow, closed, obj->dead */
 	struct list_head ev_list;
 	u32 ev_count;
 	bool ev_overflow;
@@ -286,6 +290,10 @@ struct sxrc_page_run {
 /**
  * struct sxrc_umem - user memory pinned for an MR
  * @ref: the MR holds one reference, a copy in progress another
+ * @users: copies in progress (each also holds a reference): taken only
+ *	under the MR's lock while the MR still points here, so once the MR
+ *	let go of the umem (dereg, rereg) or was invalidated, the count
+ *	only falls, and sxrc_umem_quiesce() waits for it to reach zero
  * @owner_mm: the mm charged for the pin (mmgrab'ed)
  * @dev: the device counting the pages
  * @addr: user address of the first byte
@@ -300,6 +308,7 @@ struct sxrc_page_run {
  */
 struct sxrc_umem {
 	struct kref ref;
+	atomic_t users;
 	struct mm_struct *owner_mm;
 	struct sxrc_dev *dev;
 	u64 addr;
@@ -370,22 +379,27 @@ struct sxrc_channel {
 /**
  * struct sxrc_cq - a completion queue
  * @obj: handle-table header
- * @lock: protects @ring, @prod and @error; taken by every producer and
- *	by resize
+ * @lock: protects @ring, @prod, @error and @dead; taken by every producer
+ *	and by resize
  * @ring: the CQE ring shared with the library
  * @prod: the kernel's own producer index (the ring's copy is only
  *	published, never read back)
  * @error: overrun happened; nothing more is produced
+ * @dead: destroyed; a requester that still holds it (its QP's memory
+ *	does) produces nothing more into it and never queues it on its
+ *	channel (written under @lock, then read under @lock or the
+ *	channel's lock)
  * @channel: completion channel, or NULL
  * @ev_entry: on channel->ready while an event waits to be read
  * @comp_events: channel events read by the library
  */
 struct sxrc_cq {
 	struct sxrc_obj obj;
-	spinlock_t lock;	/* protects ring, prod, error */
+	spinlock_t lock;	/* protects ring, prod, error, dead */
 	struct sxrc_ring *ring;
 	u32 prod;
 	bool error;
+	bool dead;
 	struct sxrc_channel *channel;
 	struct list_head ev_entry;
 	atomic_t comp_events;
@@ -663,7 +677,7 @@ void sxrc_ctx_events_flush(struct sxrc_ctx *ctx);
 void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
 		      u64 element, struct sxrc_obj *obj);
 void sxrc_obj_event(struct sxrc_obj *obj, u32 event_type);
-void sxrc_ctx_purge_events(struct sxrc_ctx *ctx, struct sxrc_obj *obj);
+void sxrc_obj_kill_events(struct sxrc_obj *obj);
 void sxrc_dev_event(struct sxrc_dev *dev, u32 event_type, u32 port_num);
 ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 			loff_t *pos);
@@ -716,15 +730,20 @@ int sxrc_ah_destroy(struct sxrc_call *call);
 int sxrc_check_ah(const struct sxrc_ah_attr *ah);
 
 /* engine.c: the data path */
+int sxrc_engine_init(void);
+void sxrc_engine_exit(void);
 void sxrc_qp_init_engine(struct sxrc_qp *qp);
 void sxrc_qp_stop_engine(struct sxrc_qp *qp);
-void sxrc_sq_run(struct sxrc_qp *qp);
+int sxrc_sq_run(struct sxrc_qp *qp);
 void sxrc_qp_kick(struct sxrc_qp *qp);
 void sxrc_qp_flush_locked(struct sxrc_qp *qp);
 void sxrc_qp_mark_error(struct sxrc_qp *qp);
 void sxrc_qp_engine_ready(struct sxrc_qp *qp);
 void sxrc_rq_flush(struct sxrc_qp *qp);
 void sxrc_umem_put(struct sxrc_umem *umem);
+void sxrc_umem_use(struct sxrc_umem *umem);
+void sxrc_umem_unuse(struct sxrc_umem *umem);
+void sxrc_umem_quiesce(struct sxrc_umem *umem);
 struct sxrc_dev *sxrc_dev_by_lid(u16 lid);
 struct sxrc_dev *sxrc_dev_by_guid(__be64 guid);
 u16 sxrc_port_lid(struct sxrc_dev *dev);

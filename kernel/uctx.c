@@ -161,7 +161,7 @@ static void sxrc_obj_publish(struct sxrc_obj *obj)
  */
 static void sxrc_obj_teardown(struct sxrc_obj *obj)
 {
-	sxrc_ctx_purge_events(obj->ctx, obj);
+	sxrc_obj_kill_events(obj);
 	if (obj->ops->destroy)
 		obj->ops->destroy(obj);
 	atomic_dec(&obj->ctx->dev->nobj[obj->type]);
@@ -687,15 +687,16 @@ err_abort:
 static long sxrc_doorbell(struct sxrc_ctx *ctx, unsigned long arg)
 {
 	struct sxrc_obj *obj;
+	int ret;
 
 	if (arg > U32_MAX)
 		return -EINVAL;
 	obj = sxrc_obj_get(ctx, arg, SXRC_TYPE_QP);
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
-	sxrc_sq_run(to_sxrc_qp(obj));
+	ret = sxrc_sq_run(to_sxrc_qp(obj));
 	sxrc_obj_put(obj);
-	return 0;
+	return ret;
 }
 
 static long sxrc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

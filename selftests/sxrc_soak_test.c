@@ -8,10 +8,11 @@
  * receive QP (A) brought to RTS.  Each round it creates a second receive
  * QP (B) and forks 3-5 ranks.  A rank opens its own context, opens the
  * domain file (O_CREAT), opens A and B (registrations of its own), makes
- * a PD, an MR, a CQ, an XRC SRQ of its own, an XRC send QP connected to
- * A, and a second domain on another file that nobody else holds; then it
- * loops sending into the survivor's SRQ and writing and reading the
- * survivor's MR.  Each rank is killed after a random delay, either
+ * a PD, an MR, a CQ, an XRC SRQ of its own, an XRC send QP and the
+ * receive QP of the domain it is connected to (an XRC connection is one
+ * of each, as on a wire), and a second domain on another file that
+ * nobody else holds; then it loops sending into the survivor's SRQ and
+ * writing and reading the survivor's MR through its connection.  Each rank is killed after a random delay, either
  * counted from its fork (most land during setup) or from its first
  * completed exchange (they land during traffic).
  *
@@ -19,7 +20,7 @@
  * (no registration of a dead rank keeps it), every objects/ count must be
  * the survivor's own, its VmPin unchanged, A still in RTS, and the domain
  * only the ranks held must be gone.  Every few rounds a rank that is not
- * killed proves that A still delivers into the SRQ and the MR.  At the
+ * killed proves that the domain still delivers into the SRQ and the MR.  At the
  * end the survivor releases everything and the counts, VmPin and domains
  * are back to what they were before the test.
  *
@@ -181,8 +182,11 @@ static struct ibv_xrcd *xrcd_open(struct ibv_context *ctx, int fd, int oflags)
 	return ibv_open_xrcd(ctx, &a);
 }
 
-/* A's and B's way to RTS: INIT, RTR, RTS through ibv_modify_qp. */
-static int rcv_up(struct ibv_qp *qp)
+/*
+ * A receive QP's way to RTS, connected to the XRC send QP @dqpn: INIT,
+ * RTR, RTS through ibv_modify_qp.
+ */
+static int rcv_up(struct ibv_qp *qp, uint32_t dqpn)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1, .pkey_index = 0,
@@ -197,7 +201,7 @@ static int rcv_up(struct ibv_qp *qp)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = qp->qp_num;
+	a.dest_qp_num = dqpn;
 	a.rq_psn = RQ_PSN;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 1;
@@ -217,7 +221,12 @@ static int rcv_up(struct ibv_qp *qp)
 			     IBV_QP_SQ_PSN);
 }
 
-static struct ibv_qp *rcv_create(struct ibv_context *ctx, struct ibv_xrcd *x)
+/*
+ * A receive QP of domain @x, up and connected to the send QP @dqpn (0:
+ * to itself, for one that only shares registrations and SRQs).
+ */
+static struct ibv_qp *rcv_create(struct ibv_context *ctx, struct ibv_xrcd *x,
+				 uint32_t dqpn)
 {
 	struct ibv_qp_init_attr_ex ia = {
 		.qp_type = IBV_QPT_XRC_RECV,
@@ -225,7 +234,7 @@ static struct ibv_qp *rcv_create(struct ibv_context *ctx, struct ibv_xrcd *x)
 	};
 	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &ia);
 
-	if (qp && rcv_up(qp)) {
+	if (qp && rcv_up(qp, dqpn ? dqpn : qp->qp_num)) {
 		ibv_destroy_qp(qp);
 		return NULL;
 	}
@@ -305,7 +314,7 @@ static int rank_main(const struct target *t, struct shared *sh, int slot)
 	struct ibv_device **list;
 	struct ibv_context *ctx;
 	struct ibv_xrcd *x, *x2;
-	struct ibv_qp *qp;
+	struct ibv_qp *qp, *rq;
 	struct ibv_wc wc[3];
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -350,11 +359,18 @@ static int rank_main(const struct target *t, struct shared *sh, int slot)
 	sa.cq = cq;
 	RCHK(ibv_create_srq_ex(ctx, &sa));
 
+	/*
+	 * An XRC connection is one send QP and one receive QP, as on a
+	 * wire: the rank's own pair carries its messages into the
+	 * survivor's SRQ, through the domain they share.
+	 */
 	qa.send_cq = cq;
 	qa.pd = pd;
 	qp = ibv_create_qp_ex(ctx, &qa);
 	RCHK(qp);
-	RCHK(send_connect(qp, t->qpn, 7) == 0);
+	rq = rcv_create(ctx, x, qp->qp_num);
+	RCHK(rq);
+	RCHK(send_connect(qp, rq->qp_num, 7) == 0);
 	atomic_store(&sh->stage[slot], 1);
 
 	if (check) {
@@ -438,8 +454,8 @@ static int drain(FIXTURE_DATA(soak) *self)
 
 	while ((n = ibv_poll_cq(self->cq, 32, wc)) > 0) {
 		for (i = 0; i < n; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS ||
-			    wc[i].qp_num != self->qp->qp_num) {
+			/* Through any rank's receive QP of the domain. */
+			if (wc[i].status != IBV_WC_SUCCESS || !wc[i].qp_num) {
 				fprintf(stderr,
 					"# round %u seed %u: survivor wc status %d qp %u\n",
 					self->round, self->seed,
@@ -517,7 +533,7 @@ FIXTURE_SETUP(soak)
 	ASSERT_EQ(0, ibv_get_srq_num(self->srq, &self->t.srqn));
 	for (i = 0; i < SRQ_WR; i++)
 		ASSERT_EQ(0, srq_post(self, i));
-	self->qp = rcv_create(self->ctx, self->x);
+	self->qp = rcv_create(self->ctx, self->x, 0);
 	ASSERT_NE(NULL, self->qp);
 	self->t.qpn = self->qp->qp_num;
 	self->t.rkey = self->mr->rkey;
@@ -635,7 +651,7 @@ TEST_F_TIMEOUT(soak, kill9_rounds, 3600)
 		self->round = done;
 		if (capped && now_us() - t0 > SOAK_SECS * 1000000ULL)
 			break;
-		qb = rcv_create(self->ctx, self->x);
+		qb = rcv_create(self->ctx, self->x, 0);
 		ASSERT_NE(NULL, qb);
 		self->t.qpn_b = qb->qp_num;
 		self->t.round = done;
@@ -721,7 +737,7 @@ TEST_F_TIMEOUT(soak, kill9_rounds, 3600)
 		if (done % CHECK_EVERY != CHECK_EVERY - 1 && done + 1 != rounds)
 			continue;
 		/* A still delivers: a rank that is left to finish. */
-		qb = rcv_create(self->ctx, self->x);
+		qb = rcv_create(self->ctx, self->x, 0);
 		ASSERT_NE(NULL, qb);
 		self->t.qpn_b = qb->qp_num;
 		self->check_got = 0;
