@@ -242,7 +242,8 @@ static inline struct sxrc_pd *to_sxrc_pd(struct sxrc_obj *obj)
 /**
  * struct sxrc_ring - memory shared with the library through mmap()
  * @ref: the owning object holds one reference, each VMA another
- * @vaddr: vmalloc_user() memory; starts with struct sxrc_ring_hdr
+ * @vaddr: zeroed vmalloc memory charged to the creator's memory cgroup;
+ *	starts with struct sxrc_ring_hdr
  * @size: bytes, a multiple of PAGE_SIZE
  * @entries: slots, a power of two
  * @stride: bytes per slot

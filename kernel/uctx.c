@@ -139,7 +139,7 @@ int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
 
 	/* A NULL entry reserves the index; xa_load() returns NULL for it. */
 	ret = xa_alloc(&ctx->objects, &obj->handle, NULL, xa_limit_31b,
-		       GFP_KERNEL);
+		       GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		sxrc_ctx_put(ctx);
 		atomic_dec(&ctx->dev->nobj[type]);
@@ -152,7 +152,7 @@ int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
 /* Phase two: the handle reached userspace; make the object reachable. */
 static void sxrc_obj_publish(struct sxrc_obj *obj)
 {
-	xa_store(&obj->ctx->objects, obj->handle, obj, GFP_KERNEL);
+	xa_store(&obj->ctx->objects, obj->handle, obj, GFP_KERNEL_ACCOUNT);
 }
 
 /*
@@ -345,7 +345,7 @@ static int sxrc_open(struct inode *inode, struct file *file)
 	struct sxrc_dev *dev = container_of(misc, struct sxrc_dev, misc);
 	struct sxrc_ctx *ctx;
 
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
 
