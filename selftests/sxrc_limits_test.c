@@ -7,11 +7,19 @@
  *
  * The memory cgroup tests run a forked child in a cgroup of their own
  * and skip when cgroup2's memory controller is not available.
+ *
+ * Object limits are per device and per user (effective uid at open):
+ * the per-user tests lower max_qp_per_user for their duration and run
+ * children as other users, which hit their own limit only.
  */
+#include <grp.h>
+#include <infiniband/verbs.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -26,6 +34,12 @@
 #define BIG_CQE		(1U << 20)
 #define NQPS		8
 #define QP_WR		16384
+
+#define NOBODY		65534
+#define NOBODY2		65533
+#define QP_PER_USER	4
+#define PARAMS		"/sys/module/softxrc/parameters"
+#define USERS_FILE	"/sys/kernel/debug/softxrc/softxrc0/users"
 
 /*
  * memory.current includes charges cached per CPU ahead of use (a batch
@@ -335,6 +349,431 @@ TEST_F(memcg, ring_over_memory_max)
 	ASSERT_EQ(0, r.err) TH_LOG("step %d: got %d (%s)", r.err, r.ret,
 				   strerror(-r.ret));
 	EXPECT_EQ(ooms, cg_key(self->cg, "memory.events", "oom_kill"));
+}
+
+/* ---------------------------------------------------------------------
+ * Per-user limits
+ */
+
+/*
+ * The count of @type for @uid in debugfs: -1 when the user has no
+ * record (no context open), -2 when debugfs is not there to ask.
+ */
+static long user_count(uid_t uid, const char *type)
+{
+	char buf[4096], *line, *save, *tok, *hsave;
+	char head[256];
+	int col = -1, i;
+
+	if (read_file(USERS_FILE, buf, sizeof(buf)))
+		return -2;
+	line = strtok_r(buf, "\n", &save);
+	if (!line)
+		return -2;
+	snprintf(head, sizeof(head), "%s", line);
+	for (i = 0, tok = strtok_r(head, " ", &hsave); tok;
+	     i++, tok = strtok_r(NULL, " ", &hsave))
+		if (!strcmp(tok, type))
+			col = i;
+	if (col < 0)
+		return -2;
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		char *f[16], *lsave;
+		int n = 0;
+
+		for (tok = strtok_r(line, " ", &lsave); tok && n < 16;
+		     tok = strtok_r(NULL, " ", &lsave))
+			f[n++] = tok;
+		if (n > col && strtoul(f[0], NULL, 10) == uid)
+			return strtol(f[col], NULL, 10);
+	}
+	return -1;
+}
+
+/* With debugfs mounted, the module's users file must be there. */
+static bool have_debugfs(void)
+{
+	struct statfs sfs;
+
+	return !statfs("/sys/kernel/debug", &sfs) &&
+	       sfs.f_type == DEBUGFS_MAGIC;
+}
+
+/* Take @cap out of every set of this process. */
+static int drop_cap(int cap)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	data[cap / 32].effective &= ~(1U << (cap % 32));
+	data[cap / 32].permitted &= ~(1U << (cap % 32));
+	data[cap / 32].inheritable &= ~(1U << (cap % 32));
+	return syscall(SYS_capset, &hdr, data);
+}
+
+/*
+ * Become @uid (which drops every capability); 0: root without
+ * CAP_SYS_RESOURCE, the capability that lifts per-user limits.
+ */
+static int become(uid_t uid)
+{
+	if (!uid)
+		return drop_cap(CAP_SYS_RESOURCE);
+	if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
+		return -1;
+	return 0;
+}
+
+struct kid_report {
+	int err;		/* 0, or the step that went wrong */
+	int made;		/* QPs made */
+	int ret;		/* -errno of the creation that failed, or 0 */
+	uint32_t qpn;		/* the XRC receive QP made */
+};
+
+/* A child process of another user, holding its objects until told. */
+struct kid {
+	pid_t pid;
+	int go;			/* closing it lets the child exit */
+	struct kid_report r;
+};
+
+typedef void (*kid_fn)(int fd, struct kid_report *r, const void *arg);
+
+/* Fork a child that becomes @uid, opens the device and runs @fn. */
+static int kid_start(struct kid *k, uid_t uid, kid_fn fn, const void *arg)
+{
+	int rep[2], go[2];
+
+	memset(k, 0, sizeof(*k));
+	if (pipe(rep) || pipe(go))
+		return -1;
+	k->pid = fork();
+	if (k->pid < 0)
+		return -1;
+	if (k->pid == 0) {
+		struct kid_report r = { 0 };
+		char c;
+		int fd;
+
+		close(rep[0]);
+		close(go[1]);
+		if (become(uid))
+			r.err = 100;
+		else if ((fd = open(SXRC_DEV, O_RDWR)) < 0)
+			r.err = 101;
+		else
+			fn(fd, &r, arg);
+		if (write(rep[1], &r, sizeof(r)) != sizeof(r))
+			_exit(2);
+		while (read(go[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(rep[1]);
+	close(go[0]);
+	k->go = go[1];
+	if (read(rep[0], &k->r, sizeof(k->r)) != sizeof(k->r))
+		k->r.err = 102;
+	close(rep[0]);
+	return 0;
+}
+
+/* Let the child exit; its status. */
+static int kid_stop(struct kid *k)
+{
+	int status = -1;
+
+	close(k->go);
+	waitpid(k->pid, &status, 0);
+	return status;
+}
+
+/* Make up to *(int *)@arg RC QPs, stopping at the first failure. */
+static void make_qps(int fd, struct kid_report *r, const void *arg)
+{
+	struct sxrc_create_qp_out qo;
+	struct sxrc_cq_ring_out co;
+	int want = *(const int *)arg;
+	uint32_t pd;
+
+	if ((r->ret = sxrc_pd_alloc(fd, &pd))) {
+		r->err = 1;
+		return;
+	}
+	if ((r->ret = create_cq(fd, 1, &co))) {
+		r->err = 2;
+		return;
+	}
+	while (r->made < want) {
+		r->ret = create_qp(fd, pd, co.handle, 1, 0, &qo);
+		if (r->ret)
+			return;
+		r->made++;
+	}
+}
+
+/* Open the XRC domain of file @arg (O_CREAT), with a receive QP in it. */
+static void make_xrc_recv(int fd, struct kid_report *r, const void *arg)
+{
+	struct sxrc_open_xrcd_in xin = { .oflags = SXRC_XRCD_O_CREAT };
+	struct sxrc_create_qp_in qin = { .qp_type = SXRC_QPT_XRC_RECV };
+	struct sxrc_create_qp_out qo;
+	struct sxrc_handle_out xo;
+
+	xin.fd = open(arg, O_RDONLY);
+	if (xin.fd < 0) {
+		r->err = 1;
+		return;
+	}
+	if ((r->ret = sxrc_call(fd, SXRC_OBJ_XRCD, SXRC_XRCD_OPEN, &xin,
+				sizeof(xin), &xo, sizeof(xo)))) {
+		r->err = 2;
+		return;
+	}
+	qin.xrcd_handle = xo.handle;
+	if ((r->ret = sxrc_call(fd, SXRC_OBJ_QP, SXRC_QP_CREATE, &qin,
+				sizeof(qin), &qo, sizeof(qo)))) {
+		r->err = 3;
+		return;
+	}
+	r->made = 1;
+	r->qpn = qo.qp_num;
+}
+
+FIXTURE(peruser) {
+	char saved[32];
+	long qp_base;
+};
+
+FIXTURE_SETUP(peruser)
+{
+	char path[] = PARAMS "/max_qp_per_user";
+
+	self->saved[0] = '\0';
+	if (access(SXRC_DEV, R_OK | W_OK))
+		SKIP(return, "softxrc is not loaded");
+	ASSERT_EQ(0, read_file(path, self->saved, sizeof(self->saved)));
+	ASSERT_EQ(0, write_file(path, "4"));
+	self->qp_base = sxrc_sysfs_long("objects/qp");
+}
+
+FIXTURE_TEARDOWN(peruser)
+{
+	if (self->saved[0])
+		EXPECT_EQ(0, write_file(PARAMS "/max_qp_per_user",
+					self->saved));
+	EXPECT_EQ(self->qp_base, sxrc_wait_count("objects/qp",
+						 self->qp_base, 2000));
+}
+
+/*
+ * One user gets max_qp_per_user QPs across all its processes; other
+ * users, root included, are not held back by it, and what the user had
+ * comes back when its process exits.
+ */
+TEST_F(peruser, qp_limit_is_per_user)
+{
+	struct sxrc_create_qp_out qo;
+	struct sxrc_cq_ring_out co;
+	struct kid a, b, c, d, e;
+	int many = 10, i, fd;
+	uint32_t pd;
+	bool debugfs;
+
+	if (!self->saved[0])
+		return;
+	/* Up to the limit, then ENOMEM. */
+	ASSERT_EQ(0, kid_start(&a, NOBODY, make_qps, &many));
+	ASSERT_EQ(0, a.r.err) TH_LOG("step %d: %s", a.r.err,
+				     strerror(-a.r.ret));
+	EXPECT_EQ(QP_PER_USER, a.r.made);
+	EXPECT_EQ(-ENOMEM, a.r.ret);
+	debugfs = have_debugfs();
+	if (debugfs)
+		EXPECT_EQ(QP_PER_USER, user_count(NOBODY, "qp"));
+
+	/* Another process of the same user: nothing left. */
+	ASSERT_EQ(0, kid_start(&b, NOBODY, make_qps, &many));
+	EXPECT_EQ(0, b.r.err);
+	EXPECT_EQ(0, b.r.made);
+	EXPECT_EQ(-ENOMEM, b.r.ret);
+	EXPECT_EQ(0, kid_stop(&b));
+
+	/* Another user: a limit of its own. */
+	ASSERT_EQ(0, kid_start(&c, NOBODY2, make_qps, &many));
+	EXPECT_EQ(0, c.r.err);
+	EXPECT_EQ(QP_PER_USER, c.r.made);
+	EXPECT_EQ(-ENOMEM, c.r.ret);
+	EXPECT_EQ(0, kid_stop(&c));
+
+	/* Root with CAP_SYS_RESOURCE is not held to it... */
+	fd = open(SXRC_DEV, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, sxrc_pd_alloc(fd, &pd));
+	ASSERT_EQ(0, create_cq(fd, 1, &co));
+	for (i = 0; i < QP_PER_USER + 1; i++)
+		ASSERT_EQ(0, create_qp(fd, pd, co.handle, 1, 0, &qo));
+	if (debugfs)
+		EXPECT_LE(QP_PER_USER + 1, user_count(0, "qp"));
+
+	/* ...but its QPs count: uid 0 without it has none left. */
+	ASSERT_EQ(0, kid_start(&d, 0, make_qps, &many));
+	EXPECT_EQ(0, d.r.err);
+	EXPECT_EQ(0, d.r.made);
+	EXPECT_EQ(-ENOMEM, d.r.ret);
+	EXPECT_EQ(0, kid_stop(&d));
+	close(fd);
+
+	/* The first user's QPs go with its process. */
+	EXPECT_EQ(0, kid_stop(&a));
+	if (debugfs)
+		EXPECT_EQ(-1, user_count(NOBODY, "qp"));
+	ASSERT_EQ(0, kid_start(&e, NOBODY, make_qps, &many));
+	EXPECT_EQ(0, e.r.err);
+	EXPECT_EQ(QP_PER_USER, e.r.made);
+	EXPECT_EQ(0, kid_stop(&e));
+}
+
+/* 0 lifts the per-user limit; a new value applies at once. */
+TEST_F(peruser, limit_changes_at_run_time)
+{
+	int many = 3 * QP_PER_USER;
+	struct kid a;
+
+	if (!self->saved[0])
+		return;
+	ASSERT_EQ(0, write_file(PARAMS "/max_qp_per_user", "0"));
+	ASSERT_EQ(0, kid_start(&a, NOBODY, make_qps, &many));
+	EXPECT_EQ(0, a.r.err);
+	EXPECT_EQ(many, a.r.made);
+	EXPECT_EQ(0, kid_stop(&a));
+
+	ASSERT_EQ(0, write_file(PARAMS "/max_qp_per_user", "2"));
+	ASSERT_EQ(0, kid_start(&a, NOBODY, make_qps, &many));
+	EXPECT_EQ(2, a.r.made);
+	EXPECT_EQ(-ENOMEM, a.r.ret);
+	EXPECT_EQ(0, kid_stop(&a));
+}
+
+/*
+ * An XRC receive QP outlives the process that made it while another
+ * process is registered with it: it stays counted against its creator's
+ * user until it is torn down.
+ */
+TEST_F(peruser, xrc_recv_qp_counts_for_its_creator)
+{
+	char file[] = "/tmp/sxrc_limits_xrcd.XXXXXX";
+	struct sxrc_open_xrcd_in xin = { .oflags = 0 };
+	struct sxrc_xrc_qp_in reg;
+	struct sxrc_handle_out xo, ro;
+	int many = 10, fd, tmp;
+	bool debugfs = have_debugfs();
+	struct kid a, b;
+
+	if (!self->saved[0])
+		return;
+	tmp = mkstemp(file);
+	ASSERT_LE(0, tmp);
+	ASSERT_EQ(0, fchmod(tmp, 0644));
+	close(tmp);
+
+	ASSERT_EQ(0, kid_start(&a, NOBODY, make_xrc_recv, file));
+	ASSERT_EQ(0, a.r.err) TH_LOG("step %d: %s", a.r.err,
+				     strerror(-a.r.ret));
+
+	/* Root registers with it, and its creator goes. */
+	fd = open(SXRC_DEV, O_RDWR);
+	ASSERT_LE(0, fd);
+	xin.fd = open(file, O_RDONLY);
+	ASSERT_LE(0, xin.fd);
+	ASSERT_EQ(0, sxrc_call(fd, SXRC_OBJ_XRCD, SXRC_XRCD_OPEN, &xin,
+			       sizeof(xin), &xo, sizeof(xo)));
+	reg.xrcd_handle = xo.handle;
+	reg.qp_num = a.r.qpn;
+	ASSERT_EQ(0, sxrc_call(fd, SXRC_OBJ_XRCD, SXRC_XRCD_REG_QP, &reg,
+			       sizeof(reg), &ro, sizeof(ro)));
+	EXPECT_EQ(0, kid_stop(&a));
+	EXPECT_EQ(self->qp_base + 1, sxrc_sysfs_long("objects/qp"));
+	if (debugfs)
+		EXPECT_EQ(1, user_count(NOBODY, "qp"));
+
+	/* The user has one QP fewer to make. */
+	ASSERT_EQ(0, kid_start(&b, NOBODY, make_qps, &many));
+	EXPECT_EQ(QP_PER_USER - 1, b.r.made);
+	EXPECT_EQ(-ENOMEM, b.r.ret);
+	EXPECT_EQ(0, kid_stop(&b));
+
+	/* The last registration goes, and the QP with it. */
+	ASSERT_EQ(0, sxrc_call(fd, SXRC_OBJ_XRCD, SXRC_XRCD_UNREG_QP, &reg,
+			       sizeof(reg), NULL, 0));
+	EXPECT_EQ(self->qp_base, sxrc_sysfs_long("objects/qp"));
+	if (debugfs)
+		EXPECT_EQ(-1, user_count(NOBODY, "qp"));
+	ASSERT_EQ(0, kid_start(&b, NOBODY, make_qps, &many));
+	EXPECT_EQ(QP_PER_USER, b.r.made);
+	EXPECT_EQ(0, kid_stop(&b));
+	close(xin.fd);
+	close(fd);
+	unlink(file);
+}
+
+/* The library names the parameter when the per-user limit may be it. */
+TEST_F(peruser, library_explains)
+{
+	char msg[2048] = "";
+	int err[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if (!self->saved[0])
+		return;
+	ASSERT_EQ(0, pipe(err));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct ibv_qp_init_attr init = {
+			.qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+		struct ibv_device **list;
+		struct ibv_context *ctx;
+		struct ibv_pd *pd;
+		int i;
+
+		dup2(err[1], 2);
+		if (become(NOBODY))
+			_exit(10);
+		list = ibv_get_device_list(NULL);
+		ctx = list && list[0] ? ibv_open_device(list[0]) : NULL;
+		pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+		init.send_cq = pd ? ibv_create_cq(ctx, 1, NULL, NULL, 0) : NULL;
+		init.recv_cq = init.send_cq;
+		if (!init.send_cq)
+			_exit(11);
+		for (i = 0; i < QP_PER_USER; i++)
+			if (!ibv_create_qp(pd, &init))
+				_exit(12);
+		if (ibv_create_qp(pd, &init) || errno != ENOMEM)
+			_exit(13);
+		_exit(0);
+	}
+	close(err[1]);
+	for (size_t got = 0; got < sizeof(msg) - 1; got += n) {
+		n = read(err[0], msg + got, sizeof(msg) - 1 - got);
+		if (n <= 0)
+			break;
+	}
+	close(err[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("stderr: %s", msg);
+	EXPECT_NE(NULL, strstr(msg, "max_qp_per_user")) TH_LOG("%s", msg);
 }
 
 TEST_HARNESS_MAIN
