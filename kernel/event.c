@@ -63,7 +63,7 @@ void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
 {
 	struct sxrc_event *ev;
 
-	ev = kzalloc(sizeof(*ev), GFP_ATOMIC);
+	ev = kzalloc(sizeof(*ev), GFP_ATOMIC | __GFP_ACCOUNT);
 
 	spin_lock(&ctx->ev_lock);
 	if (ctx->closed || (obj && obj->dead)) {

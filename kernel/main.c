@@ -2,8 +2,10 @@
 /*
  * softxrc: module entry points, devices and object limits.
  */
+#include <linux/debugfs.h>
 #include <linux/module.h>
 #include <linux/random.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 
 #include "sxrc.h"
@@ -45,7 +47,44 @@ unsigned int sxrc_max_xrcd = 1U << 16;
 module_param_named(max_xrcd, sxrc_max_xrcd, uint, 0444);
 MODULE_PARM_DESC(max_xrcd, "XRC domains per device");
 
+/*
+ * Per-user limits: a quarter of each per-device default, so that one user
+ * cannot take a whole device.  Writable at run time (root): a new limit
+ * applies to the next creation.  0: no per-user limit.
+ */
+#define SXRC_PER_USER \
+	" per user and device (0: no limit; not enforced on CAP_SYS_RESOURCE)"
+
+static unsigned int sxrc_max_pd_per_user = 1U << 16;
+module_param_named(max_pd_per_user, sxrc_max_pd_per_user, uint, 0644);
+MODULE_PARM_DESC(max_pd_per_user, "protection domains" SXRC_PER_USER);
+
+static unsigned int sxrc_max_mr_per_user = 1U << 18;
+module_param_named(max_mr_per_user, sxrc_max_mr_per_user, uint, 0644);
+MODULE_PARM_DESC(max_mr_per_user, "memory regions" SXRC_PER_USER);
+
+static unsigned int sxrc_max_cq_per_user = 1U << 16;
+module_param_named(max_cq_per_user, sxrc_max_cq_per_user, uint, 0644);
+MODULE_PARM_DESC(max_cq_per_user, "completion queues" SXRC_PER_USER);
+
+static unsigned int sxrc_max_qp_per_user = 1U << 16;
+module_param_named(max_qp_per_user, sxrc_max_qp_per_user, uint, 0644);
+MODULE_PARM_DESC(max_qp_per_user, "queue pairs" SXRC_PER_USER);
+
+static unsigned int sxrc_max_srq_per_user = 1U << 16;
+module_param_named(max_srq_per_user, sxrc_max_srq_per_user, uint, 0644);
+MODULE_PARM_DESC(max_srq_per_user, "shared receive queues" SXRC_PER_USER);
+
+static unsigned int sxrc_max_ah_per_user = 1U << 18;
+module_param_named(max_ah_per_user, sxrc_max_ah_per_user, uint, 0644);
+MODULE_PARM_DESC(max_ah_per_user, "address handles" SXRC_PER_USER);
+
+static unsigned int sxrc_max_xrcd_per_user = 1U << 14;
+module_param_named(max_xrcd_per_user, sxrc_max_xrcd_per_user, uint, 0644);
+MODULE_PARM_DESC(max_xrcd_per_user, "XRC domain opens" SXRC_PER_USER);
+
 static struct sxrc_dev *sxrc_devs[SXRC_MAX_DEVICES];
+static struct dentry *sxrc_debugfs;
 
 u32 sxrc_type_limit(enum sxrc_obj_type type)
 {
@@ -70,6 +109,124 @@ u32 sxrc_type_limit(enum sxrc_obj_type type)
 		return 0;
 	}
 }
+
+/* The per-user limit of @type now; 0: none. */
+u32 sxrc_type_user_limit(enum sxrc_obj_type type)
+{
+	switch (type) {
+	case SXRC_TYPE_PD:
+		return READ_ONCE(sxrc_max_pd_per_user);
+	case SXRC_TYPE_MR:
+		return READ_ONCE(sxrc_max_mr_per_user);
+	case SXRC_TYPE_CQ:
+		return READ_ONCE(sxrc_max_cq_per_user);
+	case SXRC_TYPE_QP:
+		return READ_ONCE(sxrc_max_qp_per_user);
+	case SXRC_TYPE_SRQ:
+		return READ_ONCE(sxrc_max_srq_per_user);
+	case SXRC_TYPE_AH:
+		return READ_ONCE(sxrc_max_ah_per_user);
+	case SXRC_TYPE_XRCD:
+		return READ_ONCE(sxrc_max_xrcd_per_user);
+	default:
+		return 0;
+	}
+}
+
+/* Caller holds dev->users_lock. */
+static struct sxrc_user *sxrc_user_find(struct sxrc_dev *dev, kuid_t uid)
+{
+	struct sxrc_user *user;
+
+	hash_for_each_possible(dev->users, user, node, __kuid_val(uid))
+		if (uid_eq(user->uid, uid))
+			return user;
+	return NULL;
+}
+
+/**
+ * sxrc_user_get - the record of user @uid on @dev, made on first use
+ * @dev: the device
+ * @uid: the user
+ *
+ * Return: the record with a new reference, or ERR_PTR(-ENOMEM).
+ */
+struct sxrc_user *sxrc_user_get(struct sxrc_dev *dev, kuid_t uid)
+{
+	struct sxrc_user *user, *new;
+
+	/* A record in the table has references: its last put removes it. */
+	spin_lock(&dev->users_lock);
+	user = sxrc_user_find(dev, uid);
+	if (user)
+		kref_get(&user->ref);
+	spin_unlock(&dev->users_lock);
+	if (user)
+		return user;
+
+	new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
+	if (!new)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&new->ref);
+	new->dev = dev;
+	new->uid = uid;
+
+	spin_lock(&dev->users_lock);
+	user = sxrc_user_find(dev, uid);
+	if (user) {
+		kref_get(&user->ref);
+	} else {
+		hash_add(dev->users, &new->node, __kuid_val(uid));
+		user = new;
+		new = NULL;
+	}
+	spin_unlock(&dev->users_lock);
+	kfree(new);
+	return user;
+}
+
+/* Called by kref_put_lock() with dev->users_lock held; drops it. */
+static void sxrc_user_free(struct kref *ref)
+	__releases(&user->dev->users_lock)
+{
+	struct sxrc_user *user = container_of(ref, struct sxrc_user, ref);
+	int i;
+
+	hash_del(&user->node);
+	spin_unlock(&user->dev->users_lock);
+	for (i = 0; i < SXRC_NUM_TYPES; i++)
+		WARN_ON_ONCE(atomic_read(&user->nobj[i]));
+	kfree(user);
+}
+
+void sxrc_user_put(struct sxrc_user *user)
+{
+	kref_put_lock(&user->ref, sxrc_user_free, &user->dev->users_lock);
+}
+
+/* debugfs softxrc/softxrcN/users: live objects per user, a line each. */
+static int sxrc_users_show(struct seq_file *m, void *unused)
+{
+	struct sxrc_dev *dev = m->private;
+	struct sxrc_user *user;
+	unsigned int bkt;
+	int i;
+
+	seq_puts(m, "uid");
+	for (i = 0; i < SXRC_NUM_TYPES; i++)
+		seq_printf(m, " %s", sxrc_type_name[i]);
+	seq_putc(m, '\n');
+	spin_lock(&dev->users_lock);
+	hash_for_each(dev->users, bkt, user, node) {
+		seq_printf(m, "%u", from_kuid_munged(seq_user_ns(m), user->uid));
+		for (i = 0; i < SXRC_NUM_TYPES; i++)
+			seq_printf(m, " %d", atomic_read(&user->nobj[i]));
+		seq_putc(m, '\n');
+	}
+	spin_unlock(&dev->users_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sxrc_users);
 
 /* The device whose port has @lid (LIDs are index + 1), or NULL. */
 struct sxrc_dev *sxrc_dev_by_lid(u16 lid)
@@ -128,6 +285,8 @@ static int sxrc_dev_add(u32 index)
 	INIT_LIST_HEAD(&dev->mcast_list);
 	mutex_init(&dev->xrcd_mutex);
 	INIT_LIST_HEAD(&dev->xrcds);
+	spin_lock_init(&dev->users_lock);
+	hash_init(dev->users);
 
 	dev->misc.minor = MISC_DYNAMIC_MINOR;
 	dev->misc.name = dev->name;
@@ -142,6 +301,9 @@ static int sxrc_dev_add(u32 index)
 		return ret;
 	}
 	sxrc_devs[index] = dev;
+	dev->debugfs = debugfs_create_dir(dev->name, sxrc_debugfs);
+	debugfs_create_file("users", 0400, dev->debugfs, dev,
+			    &sxrc_users_fops);
 	return 0;
 }
 
@@ -152,10 +314,11 @@ static void sxrc_dev_remove(u32 index)
 	if (!dev)
 		return;
 	/* No context can be open: each holds a reference on the module. */
+	debugfs_remove_recursive(dev->debugfs);
 	misc_deregister(&dev->misc);
 	WARN_ON(!xa_empty(&dev->mrs) || !xa_empty(&dev->qps) ||
 		!xa_empty(&dev->srqs) || !list_empty(&dev->mcast_list) ||
-		!list_empty(&dev->xrcds));
+		!list_empty(&dev->xrcds) || !hash_empty(dev->users));
 	xa_destroy(&dev->mrs);
 	xa_destroy(&dev->qps);
 	xa_destroy(&dev->srqs);
@@ -177,6 +340,7 @@ static int __init sxrc_init(void)
 	if (ret)
 		return ret;
 
+	sxrc_debugfs = debugfs_create_dir(SXRC_DRV_NAME, NULL);
 	for (i = 0; i < num_devices; i++) {
 		ret = sxrc_dev_add(i);
 		if (ret)
@@ -193,6 +357,7 @@ static int __init sxrc_init(void)
 err_remove:
 	while (i--)
 		sxrc_dev_remove(i);
+	debugfs_remove(sxrc_debugfs);
 	sxrc_engine_exit();
 	return ret;
 }
@@ -204,6 +369,7 @@ static void __exit sxrc_exit(void)
 	sxrc_nl_exit();
 	for (i = 0; i < num_devices; i++)
 		sxrc_dev_remove(i);
+	debugfs_remove(sxrc_debugfs);
 	sxrc_engine_exit();
 }
 

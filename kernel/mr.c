@@ -185,7 +185,7 @@ static struct sxrc_umem *sxrc_umem_get(struct sxrc_dev *dev, u64 addr,
 		goto err_uncharge;
 	}
 
-	pages = kvmalloc_array(SXRC_PIN_BATCH, sizeof(*pages), GFP_KERNEL);
+	pages = kvmalloc_array(SXRC_PIN_BATCH, sizeof(*pages), GFP_KERNEL_ACCOUNT);
 	if (!pages) {
 		ret = -ENOMEM;
 		goto err_uncharge;
@@ -325,7 +325,7 @@ int sxrc_mr_reg(struct sxrc_call *call)
 	/* Reserve the index; the MR becomes reachable by key below. */
 	ret = xa_alloc_cyclic(&dev->mrs, &index, NULL,
 			      XA_LIMIT(1, SXRC_MR_INDEX_MAX), &dev->mr_next,
-			      GFP_KERNEL);
+			      GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
 		goto err_umem;
 	mr->key = index << 8 | get_random_u8();
@@ -337,7 +337,7 @@ int sxrc_mr_reg(struct sxrc_call *call)
 
 	mr->pd = to_sxrc_pd(pd_obj);
 	sxrc_obj_depend(pd_obj);
-	xa_store(&dev->mrs, index, mr, GFP_KERNEL);
+	xa_store(&dev->mrs, index, mr, GFP_KERNEL_ACCOUNT);
 	sxrc_obj_put(pd_obj);
 
 	out->handle = mr->obj.handle;

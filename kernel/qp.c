@@ -267,7 +267,7 @@ static int sxrc_qp_create_xrc_recv(struct sxrc_call *call)
 
 	ret = xa_alloc_cyclic(&dev->qps, &qp->qpn, NULL,
 			      XA_LIMIT(SXRC_QPN_MIN, SXRC_QPN_MAX),
-			      &dev->qp_next, GFP_KERNEL);
+			      &dev->qp_next, GFP_KERNEL_ACCOUNT);
 	if (ret < 0) {
 		kfree(qp);
 		goto out_put;
@@ -283,7 +283,7 @@ static int sxrc_qp_create_xrc_recv(struct sxrc_call *call)
 	mutex_lock(&qp->xrcd->lock);
 	list_add_tail(&qp->xrcd_entry, &qp->xrcd->qps);
 	mutex_unlock(&qp->xrcd->lock);
-	xa_store(&dev->qps, qp->qpn, qp, GFP_KERNEL);
+	xa_store(&dev->qps, qp->qpn, qp, GFP_KERNEL_ACCOUNT);
 
 	ret = sxrc_xrc_reg_new(call, xopen, qp, in->user_cookie);
 	if (ret) {
@@ -362,7 +362,7 @@ int sxrc_qp_create(struct sxrc_call *call)
 
 	ret = xa_alloc_cyclic(&dev->qps, &qp->qpn, NULL,
 			      XA_LIMIT(SXRC_QPN_MIN, SXRC_QPN_MAX),
-			      &dev->qp_next, GFP_KERNEL);
+			      &dev->qp_next, GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
 		goto err_rq;
 
@@ -382,7 +382,7 @@ int sxrc_qp_create(struct sxrc_call *call)
 	sxrc_qp_put_deps(deps);
 	qp->attr.qp_state = SXRC_QPS_RESET;
 	qp->attr.cur_qp_state = SXRC_QPS_RESET;
-	xa_store(&dev->qps, qp->qpn, qp, GFP_KERNEL);
+	xa_store(&dev->qps, qp->qpn, qp, GFP_KERNEL_ACCOUNT);
 
 	out->handle = qp->obj.handle;
 	out->qp_num = qp->qpn;

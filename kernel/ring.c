@@ -2,7 +2,9 @@
 /*
  * softxrc: rings shared with the library, and mmap() of the device fd.
  *
- * A ring is vmalloc_user() memory.  The object that owns it (CQ, QP,
+ * A ring is zeroed vmalloc memory charged to the creator's memory cgroup
+ * (vmalloc_user() cannot be charged, so the pages are mapped one by one,
+ * as remap_vmalloc_range() would).  The object that owns it (CQ, QP,
  * SRQ) holds a reference and publishes it in the context's mmap table
  * under a page offset; each VMA mapping it holds another reference, so
  * destroying the object never pulls memory from under a mapping.
@@ -40,7 +42,9 @@ struct sxrc_ring *sxrc_ring_alloc(struct sxrc_ctx *ctx, u32 entries,
 	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
 	if (!ring)
 		return ERR_PTR(-ENOMEM);
-	ring->vaddr = vmalloc_user(size);
+	/* Sized by the caller: fail rather than OOM-kill or warn. */
+	ring->vaddr = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				__GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 	if (!ring->vaddr) {
 		ret = -ENOMEM;
 		goto err_free;
@@ -52,7 +56,8 @@ struct sxrc_ring *sxrc_ring_alloc(struct sxrc_ctx *ctx, u32 entries,
 
 	/* Offsets are page numbers; 0 is never handed out. */
 	ret = xa_alloc(&ctx->mmaps, &ring->mmap_id, ring,
-		       XA_LIMIT(1, (U32_MAX >> PAGE_SHIFT) - 1), GFP_KERNEL);
+		       XA_LIMIT(1, (U32_MAX >> PAGE_SHIFT) - 1),
+		       GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto err_vfree;
 	kref_get(&ring->ref);	/* for the mmap table */
@@ -114,6 +119,7 @@ int sxrc_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct sxrc_ctx *ctx = file->private_data;
 	struct sxrc_ring *ring;
+	unsigned long off;
 	int ret;
 
 	if (current->mm != ctx->owner_mm)
@@ -134,9 +140,12 @@ int sxrc_mmap(struct file *file, struct vm_area_struct *vma)
 		ret = -EINVAL;
 		goto err_put;
 	}
-	ret = remap_vmalloc_range(vma, ring->vaddr, 0);
-	if (ret)
-		goto err_put;
+	for (off = 0; off < ring->size; off += PAGE_SIZE) {
+		ret = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(ring->vaddr + off));
+		if (ret)
+			goto err_put;
+	}
 
 	/* A fork()ed child gets nothing of the parent's queues. */
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);

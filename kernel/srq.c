@@ -101,7 +101,7 @@ int sxrc_srq_create(struct sxrc_call *call)
 
 	ret = xa_alloc_cyclic(&dev->srqs, &srq->srqn, NULL,
 			      XA_LIMIT(1, SXRC_QPN_MAX), &dev->srq_next,
-			      GFP_KERNEL);
+			      GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
 		goto err_ring;
 
@@ -124,7 +124,7 @@ int sxrc_srq_create(struct sxrc_call *call)
 		sxrc_obj_depend(cq_obj);
 		sxrc_obj_put(cq_obj);
 	}
-	xa_store(&dev->srqs, srq->srqn, srq, GFP_KERNEL);
+	xa_store(&dev->srqs, srq->srqn, srq, GFP_KERNEL_ACCOUNT);
 
 	out->handle = srq->obj.handle;
 	out->srq_num = srq->srqn;

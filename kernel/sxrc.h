@@ -6,12 +6,14 @@
 #define SXRC_H
 
 #include <linux/atomic.h>
+#include <linux/hashtable.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -108,6 +110,12 @@ struct sxrc_stats {
  *	creation atomic
  * @xrcds: XRC domains (struct sxrc_xrcd)
  * @nxrcd: XRC domains alive
+ * @users_lock: protects @users, and each sxrc_user's reference count
+ *	reaching zero (sxrc_user_put() removes the record under it); taken
+ *	last, after any other lock, since a context may be freed anywhere
+ * @users: struct sxrc_user of each user with a context on the device,
+ *	hashed by uid
+ * @debugfs: the device's debugfs directory, or an error pointer
  */
 struct sxrc_dev {
 	struct miscdevice misc;
@@ -134,6 +142,28 @@ struct sxrc_dev {
 	struct mutex xrcd_mutex;	/* see above */
 	struct list_head xrcds;
 	u32 nxrcd;
+	spinlock_t users_lock;		/* see above */
+	DECLARE_HASHTABLE(users, 6);
+	struct dentry *debugfs;
+};
+
+/**
+ * struct sxrc_user - what one user holds on one device, for the per-user
+ *	limits (module parameters max_*_per_user)
+ * @ref: one reference per context the user opened, dropped when the
+ *	context is freed: an XRC receive QP that outlives its creator's
+ *	file keeps the context, so it stays counted here until torn down
+ * @dev: the device
+ * @uid: the effective uid of the contexts' openers
+ * @node: in dev->users, under dev->users_lock
+ * @nobj: live objects per enum sxrc_obj_type created by those contexts
+ */
+struct sxrc_user {
+	struct kref ref;
+	struct sxrc_dev *dev;
+	kuid_t uid;
+	struct hlist_node node;
+	atomic_t nobj[SXRC_NUM_TYPES];
 };
 
 struct sxrc_ctx;
@@ -213,6 +243,10 @@ struct sxrc_obj {
  * @pid: thread group id of the opener (initial pid namespace), constant
  * @uid: effective uid of the opener, constant; the resource view shows
  *	the context to callers with this effective uid
+ * @user: the opener's sxrc_user on the device (a reference), constant:
+ *	the context's objects count against its per-user limits
+ * @unlimited: the opener had CAP_SYS_RESOURCE: per-user limits are not
+ *	enforced on the context (its objects still count), constant
  * @comm: command name of the opener, constant
  */
 struct sxrc_ctx {
@@ -231,6 +265,8 @@ struct sxrc_ctx {
 	u64 id;
 	pid_t pid;
 	kuid_t uid;
+	struct sxrc_user *user;
+	bool unlimited;
 	char comm[TASK_COMM_LEN];
 };
 
@@ -246,7 +282,8 @@ static inline struct sxrc_pd *to_sxrc_pd(struct sxrc_obj *obj)
 /**
  * struct sxrc_ring - memory shared with the library through mmap()
  * @ref: the owning object holds one reference, each VMA another
- * @vaddr: vmalloc_user() memory; starts with struct sxrc_ring_hdr
+ * @vaddr: zeroed vmalloc memory charged to the creator's memory cgroup;
+ *	starts with struct sxrc_ring_hdr
  * @size: bytes, a multiple of PAGE_SIZE
  * @entries: slots, a power of two
  * @stride: bytes per slot
@@ -643,13 +680,17 @@ extern unsigned int sxrc_max_ah;
 extern unsigned int sxrc_max_xrcd;
 extern unsigned long sxrc_max_mr_pages;
 u32 sxrc_type_limit(enum sxrc_obj_type type);
+u32 sxrc_type_user_limit(enum sxrc_obj_type type);
 struct sxrc_dev *sxrc_dev_at(u32 index);
+struct sxrc_user *sxrc_user_get(struct sxrc_dev *dev, kuid_t uid);
+void sxrc_user_put(struct sxrc_user *user);
 
 /* netlink.c: the resource view */
 int sxrc_nl_init(void);
 void sxrc_nl_exit(void);
 
 /* uctx.c: handles and object lifetime */
+extern const char *const sxrc_type_name[SXRC_NUM_TYPES];
 int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
 		  enum sxrc_obj_type type, const struct sxrc_obj_ops *ops,
 		  u64 user_cookie);

@@ -8,6 +8,7 @@
  * is built, its handle is copied out, and only then is it published; a
  * failure anywhere before publication destroys it again.
  */
+#include <linux/capability.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/module.h>
@@ -38,7 +39,7 @@ static const enum sxrc_obj_type sxrc_destroy_order[] = {
 static_assert(ARRAY_SIZE(sxrc_destroy_order) == SXRC_NUM_TYPES);
 
 /* Names of the object classes, as their module parameters spell them. */
-static const char *const sxrc_type_name[SXRC_NUM_TYPES] = {
+const char *const sxrc_type_name[SXRC_NUM_TYPES] = {
 	[SXRC_TYPE_PD] = "pd",
 	[SXRC_TYPE_MR] = "mr",
 	[SXRC_TYPE_CQ] = "cq",
@@ -55,6 +56,7 @@ static void sxrc_ctx_free(struct kref *ref)
 
 	sxrc_ctx_events_flush(ctx);
 	mmdrop(ctx->owner_mm);
+	sxrc_user_put(ctx->user);
 	kfree(ctx);
 }
 
@@ -88,12 +90,25 @@ int sxrc_obj_init_shared(struct sxrc_ctx *ctx, struct sxrc_obj *obj,
 			 const struct sxrc_obj_ops *ops)
 {
 	atomic_t *count = &ctx->dev->nobj[type];
+	atomic_t *ucount = &ctx->user->nobj[type];
+	u32 ulimit = ctx->unlimited ? 0 : sxrc_type_user_limit(type);
 
 	if (atomic_inc_return(count) > sxrc_type_limit(type)) {
 		atomic_dec(count);
 		dev_warn_ratelimited(ctx->dev->misc.this_device,
 				     "%s limit reached (%u): raise the module parameter max_%s\n",
 				     sxrc_type_name[type], sxrc_type_limit(type),
+				     sxrc_type_name[type]);
+		return -ENOMEM;
+	}
+	/* Counted even where not enforced: limit 0, or CAP_SYS_RESOURCE. */
+	if (atomic_inc_return(ucount) > ulimit && ulimit) {
+		atomic_dec(ucount);
+		atomic_dec(count);
+		dev_warn_ratelimited(ctx->dev->misc.this_device,
+				     "%s limit per user reached (%u, uid %u): raise the module parameter max_%s_per_user\n",
+				     sxrc_type_name[type], ulimit,
+				     from_kuid_munged(&init_user_ns, ctx->uid),
 				     sxrc_type_name[type]);
 		return -ENOMEM;
 	}
@@ -139,10 +154,11 @@ int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
 
 	/* A NULL entry reserves the index; xa_load() returns NULL for it. */
 	ret = xa_alloc(&ctx->objects, &obj->handle, NULL, xa_limit_31b,
-		       GFP_KERNEL);
+		       GFP_KERNEL_ACCOUNT);
 	if (ret) {
-		sxrc_ctx_put(ctx);
+		atomic_dec(&ctx->user->nobj[type]);
 		atomic_dec(&ctx->dev->nobj[type]);
+		sxrc_ctx_put(ctx);
 		return ret == -EBUSY ? -ENOMEM : ret;
 	}
 	call->new_obj = obj;
@@ -152,7 +168,7 @@ int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
 /* Phase two: the handle reached userspace; make the object reachable. */
 static void sxrc_obj_publish(struct sxrc_obj *obj)
 {
-	xa_store(&obj->ctx->objects, obj->handle, obj, GFP_KERNEL);
+	xa_store(&obj->ctx->objects, obj->handle, obj, GFP_KERNEL_ACCOUNT);
 }
 
 /*
@@ -164,6 +180,7 @@ static void sxrc_obj_teardown(struct sxrc_obj *obj)
 	sxrc_obj_kill_events(obj);
 	if (obj->ops->destroy)
 		obj->ops->destroy(obj);
+	atomic_dec(&obj->ctx->user->nobj[obj->type]);
 	atomic_dec(&obj->ctx->dev->nobj[obj->type]);
 	kref_put(&obj->ref, sxrc_obj_release);
 }
@@ -344,10 +361,19 @@ static int sxrc_open(struct inode *inode, struct file *file)
 	struct miscdevice *misc = file->private_data;
 	struct sxrc_dev *dev = container_of(misc, struct sxrc_dev, misc);
 	struct sxrc_ctx *ctx;
+	int ret;
 
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
+	ctx->uid = current_euid();
+	ctx->user = sxrc_user_get(dev, ctx->uid);
+	if (IS_ERR(ctx->user)) {
+		ret = PTR_ERR(ctx->user);
+		kfree(ctx);
+		return ret;
+	}
+	ctx->unlimited = ns_capable_noaudit(&init_user_ns, CAP_SYS_RESOURCE);
 
 	kref_init(&ctx->ref);
 	ctx->owner_mm = current->mm;
@@ -357,7 +383,6 @@ static int sxrc_open(struct inode *inode, struct file *file)
 	xa_init_flags(&ctx->mmaps, XA_FLAGS_ALLOC);
 	sxrc_ctx_events_init(ctx);
 	ctx->pid = task_tgid_nr(current);
-	ctx->uid = current_euid();
 	get_task_comm(ctx->comm, current);
 
 	spin_lock(&dev->lock);

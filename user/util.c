@@ -274,7 +274,7 @@ SXRC_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
 
 /*
  * A creation failed with ENOMEM: if the device's object limit is the
- * reason, say which module parameter to raise.
+ * reason, or may be the user's, say which module parameter to raise.
  */
 void sxrc_explain_limit(struct ibv_context *context, const char *type)
 {
@@ -291,8 +291,23 @@ void sxrc_explain_limit(struct ibv_context *context, const char *type)
 			    sizeof(buf)) <= 0)
 		return;
 	limit = atol(buf);
-	if (count >= limit)
+	if (count >= limit) {
 		sxrc_log("%s: the device's limit of %ld %s objects is reached; "
 			 "raise the module parameter %s\n",
+			 context->device->name, limit, type, param);
+		return;
+	}
+	/*
+	 * A user's own count is not shown to it, but it cannot exceed the
+	 * device's: below the per-user limit, that limit is not the reason.
+	 */
+	snprintf(param, sizeof(param), "max_%s_per_user", type);
+	if (sxrc_read_sysfs("/sys/module/softxrc/parameters", param, buf,
+			    sizeof(buf)) <= 0)
+		return;
+	limit = atol(buf);
+	if (limit > 0 && count >= limit)
+		sxrc_log("%s: out of memory, or this user's limit of %ld %s "
+			 "objects is reached; raise the module parameter %s\n",
 			 context->device->name, limit, type, param);
 }
