@@ -447,19 +447,22 @@ out_put:
 
 /*
  * Registrations of @qp, one nest per registrant process that @st may see,
- * with its count.  Called with xrcd->lock held (the list of @qp).
+ * with its count, and how many registrations the others hold.  Called
+ * with xrcd->lock held (the list of @qp).
  */
 static int sxrc_nl_put_regs(struct sk_buff *skb, struct sxrc_nl_dump *st,
 			    struct sxrc_qp *qp)
 {
 	struct sxrc_xrc_reg *reg, *prev;
 	struct nlattr *nest;
-	u32 count;
+	u32 count, others = 0;
 	bool seen;
 
 	list_for_each_entry(reg, &qp->regs, entry) {
-		if (!sxrc_nl_visible(st, reg->obj.ctx))
+		if (!sxrc_nl_visible(st, reg->obj.ctx)) {
+			others++;
 			continue;
+		}
 		/* Processes are few: count each on its first registration. */
 		seen = false;
 		count = 0;
@@ -480,7 +483,7 @@ static int sxrc_nl_put_regs(struct sk_buff *skb, struct sxrc_nl_dump *st,
 			return -EMSGSIZE;
 		nla_nest_end(skb, nest);
 	}
-	return 0;
+	return nla_put_u32(skb, SXRC_NL_ATTR_REG_OTHERS, others);
 }
 
 /* Whether @st shows @qp at all (xrcd->lock held). */
@@ -516,7 +519,9 @@ static int sxrc_nl_fill_xrcqp(struct sk_buff *skb, struct netlink_callback *cb,
 		ret = -EMSGSIZE;
 		goto out;
 	}
-	if (sxrc_nl_put_owner(skb, qp->obj.ctx) ||
+	/* A registrant of another uid is not told who created the QP. */
+	if ((sxrc_nl_visible(st, qp->obj.ctx) &&
+	     sxrc_nl_put_owner(skb, qp->obj.ctx)) ||
 	    nla_put_u32(skb, SXRC_NL_ATTR_QPN, o.qpn) ||
 	    nla_put_u32(skb, SXRC_NL_ATTR_QP_TYPE, o.qp_type) ||
 	    nla_put_u32(skb, SXRC_NL_ATTR_QP_STATE, o.qp_state) ||

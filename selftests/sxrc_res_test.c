@@ -669,6 +669,138 @@ TEST_F(res, xrc_domain_and_registrants)
 	munmap(sh, sizeof(*sh));
 }
 
+/* A pid as a JSON member of @obj, not a prefix of another number. */
+static bool has_pid(const char *obj, pid_t pid)
+{
+	char pat[64];
+
+	snprintf(pat, sizeof(pat), "\"pid\":%d,", pid);
+	if (strstr(obj, pat))
+		return true;
+	snprintf(pat, sizeof(pat), "\"pid\":%d}", pid);
+	return strstr(obj, pat);
+}
+
+/*
+ * The child of xrcqp_registrant_sees_only_its_own: as uid NOBODY, it
+ * registers with root's receive QP through ibv_open_qp() and looks.
+ */
+static int nobody_registrant(struct ibv_device *dev, const char *path,
+			     pid_t parent, struct shared *sh)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+	};
+	struct ibv_qp_open_attr oa = {
+		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+			     IBV_QP_OPEN_ATTR_TYPE,
+		.qp_num = sh->qpn, .qp_type = IBV_QPT_XRC_RECV,
+	};
+	static char obj[65536];
+	struct ibv_context *ctx;
+	struct ibv_qp *qp;
+	struct run r;
+
+	if (setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		return 1;
+	ctx = ibv_open_device(dev);
+	xa.fd = open(path, O_RDONLY);
+	if (!ctx || xa.fd < 0)
+		return 2;
+	oa.xrcd = ibv_open_xrcd(ctx, &xa);
+	qp = oa.xrcd ? ibv_open_qp(ctx, &oa) : NULL;
+	if (!qp)
+		return 3;
+	if (run_tool(&r, "-j res show xrcqp") || r.status)
+		return 4;
+	/* A registrant is shown the QP and its own registration... */
+	if (!find_obj(r.out, "xrcqp", "qpn", sh->qpn, obj, sizeof(obj)))
+		return 5;
+	if (reg_count(obj, getpid()) != 1)
+		return 6;
+	/* ...not root's pid or context, as creator or registrant... */
+	if (has_pid(obj, parent) || json_num(obj, "ctx") != -1) {
+		fprintf(stderr, "# as uid %d: %s\n", NOBODY, obj);
+		return 7;
+	}
+	/* ...only how many registrations others hold. */
+	if (json_num(obj, "other_registrations") != 1)
+		return 8;
+	free(r.out);
+	/* Asked for root's pid: nothing. */
+	if (run_tool(&r, "-j res show xrcqp pid %d", parent) || r.status ||
+	    count_objs(r.out, "xrcqp", 0))
+		return 9;
+	free(r.out);
+	atomic_store(&sh->ready, 1);
+	if (!shm_wait(&sh->go, 20000))
+		return 10;
+	if (ibv_destroy_qp(qp) || ibv_close_xrcd(oa.xrcd))
+		return 11;
+	ibv_close_device(ctx);
+	return 0;
+}
+
+TEST_F(res, xrcqp_registrant_sees_only_its_own)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = self->fd, .oflags = O_CREAT,
+	};
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	pid_t me = getpid(), pid;
+	struct shared *sh;
+	char *o = self->obj;
+	struct ibv_qp *rq;
+
+	/* A domain file both may open; the QP is root's. */
+	ASSERT_EQ(0, fchmod(self->fd, 0644));
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	memset(sh, 0, sizeof(*sh));
+	ia.xrcd = ibv_open_xrcd(self->ctx, &xa);
+	ASSERT_NE(NULL, ia.xrcd);
+	rq = ibv_create_qp_ex(self->ctx, &ia);
+	ASSERT_NE(NULL, rq);
+	sh->qpn = rq->qp_num;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int ret = nobody_registrant(self->list[0], self->path, me, sh);
+
+		if (ret)
+			atomic_store(&sh->ready, -1);
+		_exit(ret);
+	}
+	ASSERT_TRUE(shm_wait(&sh->ready, 20000));
+	ASSERT_EQ(1, atomic_load(&sh->ready)) {
+		TH_LOG("the uid %d child failed: %d", NOBODY, wait_child(pid));
+	}
+
+	/* Root sees everybody: the creator and both registrants. */
+	ASSERT_EQ(0, run_tool(&self->r, "-j res show xrcqp"));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_TRUE(json_valid(self->r.out));
+	ASSERT_TRUE(find_obj(self->r.out, "xrcqp", "qpn", sh->qpn, o,
+			     sizeof(self->obj)));
+	EXPECT_EQ(me, json_num(o, "pid"));
+	EXPECT_EQ(1, reg_count(o, me));
+	EXPECT_EQ(1, reg_count(o, pid));
+	EXPECT_EQ(0, json_num(o, "other_registrations"));
+
+	atomic_store(&sh->go, 1);
+	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, ibv_destroy_qp(rq));
+	EXPECT_EQ(0, ibv_close_xrcd(ia.xrcd));
+	munmap(sh, sizeof(*sh));
+}
+
 /*
  * A thread that opens and closes XRC domains, each open the only one of
  * its domain, so that every close frees the domain.

@@ -1377,8 +1377,10 @@ struct sxrc_async_event {
  * SXRC_NL_ATTR_RES_CLASS (only that class) and SXRC_NL_ATTR_PID (only
  * objects of contexts opened by that process).  A caller without
  * CAP_SYS_ADMIN sees the devices and only the objects of contexts opened
- * with its effective uid.  Attributes only grow; unknown ones are ignored
- * by readers.
+ * with its effective uid; of an XRC receive QP it is registered with,
+ * only the creator and the registrants of such contexts are named, the
+ * other registrations counted (SXRC_NL_ATTR_REG_OTHERS).  Attributes only
+ * grow; unknown ones are ignored by readers.
  */
 
 #define SXRC_NL_FAMILY_NAME	"softxrc"
@@ -1462,6 +1464,10 @@ enum sxrc_nl_res_class {
  * @SXRC_NL_ATTR_REG: nested, repeated: one registrant process of an XRC
  *	receive QP (SXRC_NL_ATTR_PID, SXRC_NL_ATTR_REG_COUNT)
  * @SXRC_NL_ATTR_REG_COUNT: u32, registrations a process holds
+ * @SXRC_NL_ATTR_REG_OTHERS: u32, registrations of an XRC receive QP held
+ *	by contexts the caller may not see (they have no SXRC_NL_ATTR_REG);
+ *	the QP's SXRC_NL_ATTR_PID and SXRC_NL_ATTR_CTX_ID, its creator's,
+ *	are likewise left out when the caller may not see that context
  * @__SXRC_NL_ATTR_MAX: number of attributes
  * @SXRC_NL_ATTR_MAX: highest attribute
  */
@@ -1496,6 +1502,7 @@ enum sxrc_nl_attr {
 	SXRC_NL_ATTR_STATS,
 	SXRC_NL_ATTR_REG,
 	SXRC_NL_ATTR_REG_COUNT,
+	SXRC_NL_ATTR_REG_OTHERS,
 	__SXRC_NL_ATTR_MAX,
 	SXRC_NL_ATTR_MAX = __SXRC_NL_ATTR_MAX - 1,
 };
