@@ -1237,7 +1237,10 @@ struct sxrc_create_ah_in {
  * An XRC domain is shared by every process that opens it through the
  * same file (the inode, held by the domain, not the file: the file may
  * be closed or unlinked afterwards), on the same device.  Each open is a
- * handle of the opening context; the domain goes with the last.
+ * handle of the opening context; the domain goes with the last.  As in
+ * ib_uverbs, any descriptor of the file, read-only included, joins the
+ * domain; a receive QP is named by number only together with the
+ * caller's own open of its domain (else EINVAL).
  *
  * Its receive QPs (XRC_RECV) belong to the domain, not to a process.  A
  * context is registered with a receive QP by creating it, by
