@@ -811,13 +811,106 @@ TEST_F(xrc, close_busy_with_rcv_qp)
 	EXPECT_EQ(EBUSY, ibv_close_xrcd(x));
 	EXPECT_EQ(EBUSY, ibv_close_xrcd(x2));
 	EXPECT_EQ(0, ibv_destroy_qp(rq));
-	EXPECT_EQ(0, ibv_close_xrcd(x));
-	/* The opened one still holds the QP and its handle. */
+	/* The opened one still holds the QP: neither open may close. */
 	EXPECT_EQ(qps + 1, qp_count());
+	EXPECT_EQ(EBUSY, ibv_close_xrcd(x));
 	EXPECT_EQ(EBUSY, ibv_close_xrcd(x2));
 	EXPECT_EQ(0, ibv_destroy_qp(oq));
 	EXPECT_EQ(qps, qp_count());
+	EXPECT_EQ(0, ibv_close_xrcd(x));
 	EXPECT_EQ(0, ibv_close_xrcd(x2));
+}
+
+static int holder_main(FIXTURE_DATA(xrc) *self, bool create);
+
+/*
+ * Seed 000 (ibv_reg_xrc_rcv_qp): while a process is registered with a
+ * receive QP of a domain, closing that domain fails in that process,
+ * whichever of its opens of the domain is closed and whichever open the
+ * registration was made through.
+ */
+TEST_F(xrc, close_busy_while_registered_through_another_open)
+{
+	struct ibv_qp_open_attr oa = {
+		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+			     IBV_QP_OPEN_ATTR_TYPE,
+		.qp_type = IBV_QPT_XRC_RECV,
+	};
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	struct ibv_xrc_domain *d1, *d2;
+	struct ibv_xrcd *x1, *x2;
+	struct ibv_qp *oq, *rq;
+	long qps = qp_count();
+	uint32_t qpn;
+	pid_t pid;
+
+	/* Another process creates the QP and keeps it. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(holder_main(self, true));
+	ASSERT_TRUE(shm_wait(&self->sh->ready, 1, WAIT_MS));
+	qpn = self->sh->qpn;
+
+	/* Legacy: registered through d1, d2 cannot close. */
+	d1 = ibv_open_xrc_domain(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, d1);
+	d2 = ibv_open_xrc_domain(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, d2);
+	x2 = xrcd_open(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, x2);
+	ASSERT_EQ(0, ibv_reg_xrc_rcv_qp(d1, qpn));
+	EXPECT_EQ(EBUSY, ibv_close_xrc_domain(d2));
+	EXPECT_EQ(EBUSY, ibv_close_xrcd(x2));
+	EXPECT_EQ(EBUSY, ibv_close_xrc_domain(d1));
+	/* Nothing was closed: d2 still reaches the QP. */
+	EXPECT_EQ(0, ibv_query_xrc_rcv_qp(d2, qpn, &(struct ibv_qp_attr){ 0 },
+					  IBV_QP_STATE, NULL));
+	EXPECT_EQ(0, ibv_unreg_xrc_rcv_qp(d1, qpn));
+	EXPECT_EQ(0, ibv_close_xrc_domain(d2));
+	EXPECT_EQ(0, ibv_close_xrcd(x2));
+	EXPECT_EQ(0, ibv_close_xrc_domain(d1));
+
+	/* ibv_open_qp(): registered through x1, x2 cannot close. */
+	x1 = xrcd_open(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, x1);
+	x2 = xrcd_open(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, x2);
+	d2 = ibv_open_xrc_domain(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, d2);
+	oa.xrcd = x1;
+	oa.qp_num = qpn;
+	oq = ibv_open_qp(self->n.ctx, &oa);
+	ASSERT_NE(NULL, oq);
+	EXPECT_EQ(EBUSY, ibv_close_xrcd(x2));
+	EXPECT_EQ(EBUSY, ibv_close_xrc_domain(d2));
+	EXPECT_EQ(0, ibv_destroy_qp(oq));
+	EXPECT_EQ(0, ibv_close_xrcd(x2));
+	EXPECT_EQ(0, ibv_close_xrc_domain(d2));
+
+	/* The creator's own registration counts the same. */
+	x2 = xrcd_open(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, x2);
+	ia.xrcd = x1;
+	rq = ibv_create_qp_ex(self->n.ctx, &ia);
+	ASSERT_NE(NULL, rq);
+	EXPECT_EQ(EBUSY, ibv_close_xrcd(x2));
+	EXPECT_EQ(0, ibv_destroy_qp(rq));
+	EXPECT_EQ(0, ibv_close_xrcd(x2));
+	EXPECT_EQ(0, ibv_close_xrcd(x1));
+
+	/* Another process's registrations are no business of this one's. */
+	x1 = xrcd_open(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, x1);
+	EXPECT_EQ(0, ibv_close_xrcd(x1));
+
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	EXPECT_EQ(128 + SIGKILL, wait_child(pid));
+	EXPECT_EQ(qps, sxrc_wait_count("objects/qp", qps, 3000));
+	EXPECT_EQ(0, finish(self));
 }
 
 /* ------------------------------------------------------------------
@@ -1242,8 +1335,6 @@ TEST_F(xrc, open_qp_is_a_registration_of_its_own)
 	EXPECT_EQ(0, ibv_close_xrcd(x));
 	EXPECT_EQ(0, ibv_close_xrc_domain(d));
 }
-
-static int holder_main(FIXTURE_DATA(xrc) *self, bool create);
 
 TEST_F(xrc, legacy_reg_after_open_qp_is_separate)
 {

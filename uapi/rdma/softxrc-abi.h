@@ -1251,7 +1251,9 @@ struct sxrc_create_ah_in {
  * registration.
  *
  * SXRC_XRCD_CLOSE fails with EBUSY while this context has QPs, SRQs or
- * registrations made through the handle.
+ * registrations made through the handle, and while it holds a
+ * registration with any receive QP of the domain, through whichever of
+ * its opens of the domain.
  */
 enum sxrc_xrcd_method {
 	SXRC_XRCD_OPEN = 0,
