@@ -11,7 +11,10 @@
  * No lock is held while a message is built from more than scalars: a
  * context is pinned with a reference taken under dev->lock, an object
  * with a reference taken under its context's xarray lock, and its fields
- * are then read under the object's own lock.
+ * are then read under the object's own lock.  An open of an XRC domain
+ * pins the domain too: the open's own reference on it goes as soon as
+ * the open is destroyed, which may happen right after the xarray lock is
+ * dropped.
  */
 #include <linux/cred.h>
 #include <linux/fs.h>
@@ -231,10 +234,13 @@ static enum sxrc_obj_type sxrc_nl_obj_type(u32 class)
 	}
 }
 
-/* Copy what a message shows of @obj (a reference held, no lock). */
-static void sxrc_nl_read_obj(struct sxrc_obj *obj, struct sxrc_nl_obj *o)
+/*
+ * Copy what a message shows of @obj (a reference held, no lock); @xrcd is
+ * the domain of an XRCD open, pinned by the caller.
+ */
+static void sxrc_nl_read_obj(struct sxrc_obj *obj, struct sxrc_xrcd *xrcd,
+			     struct sxrc_nl_obj *o)
 {
-	struct sxrc_xrcd *xrcd;
 	struct sxrc_umem *umem;
 	struct sxrc_qp *qp;
 	struct sxrc_mr *mr;
@@ -273,7 +279,6 @@ static void sxrc_nl_read_obj(struct sxrc_obj *obj, struct sxrc_nl_obj *o)
 		o->srqn = to_sxrc_srq(obj)->srqn;
 		break;
 	case SXRC_TYPE_XRCD:
-		xrcd = to_sxrc_xrcd_open(obj)->xrcd;
 		o->inode = xrcd->inode ? xrcd->inode->i_ino : 0;
 		o->opens = atomic_read(&xrcd->nopen);
 		break;
@@ -283,13 +288,14 @@ static void sxrc_nl_read_obj(struct sxrc_obj *obj, struct sxrc_nl_obj *o)
 }
 
 static int sxrc_nl_fill_obj(struct sk_buff *skb, struct netlink_callback *cb,
-			    struct sxrc_obj *obj, u32 class)
+			    struct sxrc_obj *obj, struct sxrc_xrcd *xrcd,
+			    u32 class)
 {
 	struct sxrc_nl_obj o;
 	void *hdr;
 	int ret = 0;
 
-	sxrc_nl_read_obj(obj, &o);
+	sxrc_nl_read_obj(obj, xrcd, &o);
 	hdr = sxrc_nl_put_hdr(skb, cb, obj->ctx->dev, class);
 	if (!hdr)
 		return -EMSGSIZE;
@@ -356,21 +362,32 @@ static struct sxrc_ctx *sxrc_nl_next_ctx(struct sxrc_dev *dev, u64 next)
 	return found;
 }
 
-/* The next object of @type with a handle >= *index, with a reference. */
+/*
+ * The next object of @type with a handle >= *index, with a reference;
+ * for an open of an XRC domain, *@xrcd is its domain, with a reference
+ * too (put it with sxrc_xrcd_put()).
+ */
 static struct sxrc_obj *sxrc_nl_next_obj(struct sxrc_ctx *ctx,
 					 enum sxrc_obj_type type,
-					 unsigned long *index)
+					 unsigned long *index,
+					 struct sxrc_xrcd **xrcd)
 {
 	struct sxrc_obj *obj;
 
+	*xrcd = NULL;
 	/*
 	 * The xarray lock: an object in the table holds the table's
-	 * reference until it is erased under this lock.
+	 * reference until it is erased under this lock, and it is torn
+	 * down (an open drops its domain) only after that.
 	 */
 	xa_lock(&ctx->objects);
 	xa_for_each_start(&ctx->objects, *index, obj, *index) {
 		if (obj->type == type) {
 			kref_get(&obj->ref);
+			if (type == SXRC_TYPE_XRCD) {
+				*xrcd = to_sxrc_xrcd_open(obj)->xrcd;
+				kref_get(&(*xrcd)->ref);
+			}
 			xa_unlock(&ctx->objects);
 			return obj;
 		}
@@ -384,6 +401,7 @@ static int sxrc_nl_dump_ctxs(struct sk_buff *skb, struct netlink_callback *cb,
 			     struct sxrc_dev *dev)
 {
 	struct sxrc_nl_dump *st = sxrc_nl_state(cb);
+	struct sxrc_xrcd *xrcd;
 	unsigned long index;
 	struct sxrc_ctx *ctx;
 	struct sxrc_obj *obj;
@@ -406,8 +424,10 @@ static int sxrc_nl_dump_ctxs(struct sk_buff *skb, struct netlink_callback *cb,
 		index = st->obj_next;
 		while ((obj = sxrc_nl_next_obj(ctx,
 					       sxrc_nl_obj_type(st->class),
-					       &index))) {
-			ret = sxrc_nl_fill_obj(skb, cb, obj, st->class);
+					       &index, &xrcd))) {
+			ret = sxrc_nl_fill_obj(skb, cb, obj, xrcd, st->class);
+			if (xrcd)
+				sxrc_xrcd_put(xrcd);
 			sxrc_obj_drop(obj);
 			if (ret)
 				goto out_put;
@@ -427,19 +447,22 @@ out_put:
 
 /*
  * Registrations of @qp, one nest per registrant process that @st may see,
- * with its count.  Called with xrcd->lock held (the list of @qp).
+ * with its count, and how many registrations the others hold.  Called
+ * with xrcd->lock held (the list of @qp).
  */
 static int sxrc_nl_put_regs(struct sk_buff *skb, struct sxrc_nl_dump *st,
 			    struct sxrc_qp *qp)
 {
 	struct sxrc_xrc_reg *reg, *prev;
 	struct nlattr *nest;
-	u32 count;
+	u32 count, others = 0;
 	bool seen;
 
 	list_for_each_entry(reg, &qp->regs, entry) {
-		if (!sxrc_nl_visible(st, reg->obj.ctx))
+		if (!sxrc_nl_visible(st, reg->obj.ctx)) {
+			others++;
 			continue;
+		}
 		/* Processes are few: count each on its first registration. */
 		seen = false;
 		count = 0;
@@ -460,7 +483,7 @@ static int sxrc_nl_put_regs(struct sk_buff *skb, struct sxrc_nl_dump *st,
 			return -EMSGSIZE;
 		nla_nest_end(skb, nest);
 	}
-	return 0;
+	return nla_put_u32(skb, SXRC_NL_ATTR_REG_OTHERS, others);
 }
 
 /* Whether @st shows @qp at all (xrcd->lock held). */
@@ -486,7 +509,7 @@ static int sxrc_nl_fill_xrcqp(struct sk_buff *skb, struct netlink_callback *cb,
 	void *hdr = NULL;
 	int ret = 0;
 
-	sxrc_nl_read_obj(&qp->obj, &o);
+	sxrc_nl_read_obj(&qp->obj, NULL, &o);
 	/* xrcd->lock: the registrations; a mutex, the skb does not sleep. */
 	mutex_lock(&xrcd->lock);
 	if (list_empty(&qp->xrcd_entry) || !sxrc_nl_xrcqp_shown(st, qp))
@@ -496,7 +519,9 @@ static int sxrc_nl_fill_xrcqp(struct sk_buff *skb, struct netlink_callback *cb,
 		ret = -EMSGSIZE;
 		goto out;
 	}
-	if (sxrc_nl_put_owner(skb, qp->obj.ctx) ||
+	/* A registrant of another uid is not told who created the QP. */
+	if ((sxrc_nl_visible(st, qp->obj.ctx) &&
+	     sxrc_nl_put_owner(skb, qp->obj.ctx)) ||
 	    nla_put_u32(skb, SXRC_NL_ATTR_QPN, o.qpn) ||
 	    nla_put_u32(skb, SXRC_NL_ATTR_QP_TYPE, o.qp_type) ||
 	    nla_put_u32(skb, SXRC_NL_ATTR_QP_STATE, o.qp_state) ||

@@ -160,12 +160,52 @@ err_put:
 	return ret;
 }
 
+/* Whether @ctx holds a registration with a receive QP of @xrcd. */
+static bool sxrc_xrcd_ctx_registered(struct sxrc_xrcd *xrcd,
+				     struct sxrc_ctx *ctx)
+{
+	struct sxrc_xrc_reg *reg;
+	struct sxrc_qp *qp;
+	bool found = false;
+
+	mutex_lock(&xrcd->lock);
+	list_for_each_entry(qp, &xrcd->qps, xrcd_entry) {
+		list_for_each_entry(reg, &qp->regs, entry) {
+			if (reg->obj.ctx == ctx) {
+				found = true;
+				goto out;
+			}
+		}
+	}
+out:
+	mutex_unlock(&xrcd->lock);
+	return found;
+}
+
+/*
+ * A context registered with a receive QP of the domain cannot close any
+ * of its opens of it (OFED's rule), not only the one the registration
+ * was made through (that one has users).  The walk needs xrcd->lock, a
+ * mutex, so it runs before sxrc_obj_destroy() and its spinlock: a
+ * registration made meanwhile through another open is one made after
+ * the close.
+ */
 int sxrc_xrcd_close(struct sxrc_call *call)
 {
 	const struct sxrc_handle_in *in = call->in;
+	struct sxrc_obj *xobj;
+	bool busy;
 
 	if (in->reserved)
 		return -EINVAL;
+	xobj = sxrc_obj_get(call->ctx, in->handle, SXRC_TYPE_XRCD);
+	if (IS_ERR(xobj))
+		return PTR_ERR(xobj);
+	busy = sxrc_xrcd_ctx_registered(to_sxrc_xrcd_open(xobj)->xrcd,
+					call->ctx);
+	sxrc_obj_put(xobj);
+	if (busy)
+		return -EBUSY;
 	return sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_XRCD, NULL);
 }
 

@@ -469,6 +469,119 @@ TEST_F(cm, data_moves_with_rdma_verbs_helpers)
 	rdma_dereg_mr(wmr);
 }
 
+/*
+ * The inline rdma_reg_msgs/_read/_write call ibv_reg_mr(id->pd, ...): an
+ * id has the device's PD as soon as it is bound to the device (a bind to
+ * a local address, address resolution, a connect request), as with
+ * rdma-core's librdmacm, so memory can be registered before any QP.
+ * Before that the PD is NULL, and ibv_reg_mr() says EINVAL.
+ */
+TEST_F(cm, reg_helpers_before_qp)
+{
+	char cbuf[MSG], sbuf[MSG], rbuf[MSG], wbuf[MSG];
+	struct rdma_conn_param p = conn(NULL);
+	struct ibv_qp_init_attr a = qp_attr();
+	struct ibv_mr *cmr, *smr, *rmr, *wmr;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in sin;
+	struct rdma_cm_id *id;
+	struct ibv_wc wc;
+
+	EXPECT_EQ(NULL, self->client->pd);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_reg_mr(NULL, cbuf, sizeof(cbuf),
+				   IBV_ACCESS_LOCAL_WRITE));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(NULL, rdma_reg_msgs(self->client, cbuf, sizeof(cbuf)));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* Bound to a local address: the device's PD. */
+	ASSERT_EQ(0, rdma_create_id(self->sch, &id, NULL, RDMA_PS_TCP));
+	set_addr(&sin, "127.0.0.1", 0);
+	ASSERT_EQ(0, rdma_bind_addr(id, (struct sockaddr *)&sin));
+	ASSERT_NE(NULL, id->pd);
+	EXPECT_EQ(id->verbs, id->pd->context);
+	cmr = rdma_reg_msgs(id, cbuf, sizeof(cbuf));
+	ASSERT_NE(NULL, cmr);
+	EXPECT_EQ(id->pd, cmr->pd);
+	EXPECT_EQ(0, rdma_dereg_mr(cmr));
+	EXPECT_EQ(0, rdma_destroy_id(id));
+
+	/* Address resolution: the client registers, then makes its QP. */
+	ASSERT_EQ(0, do_listen(_metadata, self));
+	set_addr(&sin, "127.0.0.1", self->port);
+	ASSERT_EQ(0, rdma_resolve_addr(self->client, NULL,
+				       (struct sockaddr *)&sin, 2000));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	ASSERT_NE(NULL, self->client->pd);
+	memset(cbuf, 0, sizeof(cbuf));
+	cmr = rdma_reg_msgs(self->client, cbuf, sizeof(cbuf));
+	ASSERT_NE(NULL, cmr);
+	ASSERT_EQ(0, rdma_resolve_route(self->client, 2000));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, rdma_create_qp(self->client, NULL, &a));
+	EXPECT_EQ(self->client->pd, self->client->qp->pd);
+	ASSERT_EQ(0, rdma_connect(self->client, &p));
+
+	/* A connect request's id: the server registers, then makes its QP. */
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(NULL, ev);
+	self->server = ev->id;
+	rdma_ack_cm_event(ev);
+	ASSERT_EQ(NULL, self->server->qp);
+	ASSERT_NE(NULL, self->server->pd);
+	strcpy(sbuf, "send from server");
+	strcpy(rbuf, "read me");
+	memset(wbuf, 0, sizeof(wbuf));
+	smr = rdma_reg_msgs(self->server, sbuf, sizeof(sbuf));
+	rmr = rdma_reg_read(self->server, rbuf, sizeof(rbuf));
+	wmr = rdma_reg_write(self->server, wbuf, sizeof(wbuf));
+	ASSERT_TRUE(smr && rmr && wmr);
+	ASSERT_EQ(0, rdma_create_qp(self->server, NULL, &a));
+	EXPECT_EQ(self->server->pd, self->server->qp->pd);
+	ASSERT_EQ(0, rdma_accept(self->server, &p));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+
+	/* The memory registered before the QPs works with them. */
+	ASSERT_EQ(0, rdma_post_recv(self->client, (void *)1, cbuf, sizeof(cbuf),
+				    cmr));
+	ASSERT_EQ(0, rdma_post_send(self->server, (void *)2, sbuf, sizeof(sbuf),
+				    smr, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, rdma_get_send_comp(self->server, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_EQ(1, rdma_get_recv_comp(self->client, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_STREQ("send from server", cbuf);
+	ASSERT_EQ(0, rdma_post_read(self->client, (void *)3, cbuf, sizeof(cbuf),
+				    cmr, IBV_SEND_SIGNALED,
+				    (uintptr_t)rbuf, rmr->rkey));
+	ASSERT_EQ(1, rdma_get_send_comp(self->client, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_STREQ("read me", cbuf);
+	strcpy(cbuf, "written by client");
+	ASSERT_EQ(0, rdma_post_write(self->client, (void *)4, cbuf, sizeof(cbuf),
+				     cmr, IBV_SEND_SIGNALED,
+				     (uintptr_t)wbuf, wmr->rkey));
+	ASSERT_EQ(1, rdma_get_send_comp(self->client, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_STREQ("written by client", wbuf);
+
+	EXPECT_EQ(0, rdma_dereg_mr(cmr));
+	EXPECT_EQ(0, rdma_dereg_mr(smr));
+	EXPECT_EQ(0, rdma_dereg_mr(rmr));
+	EXPECT_EQ(0, rdma_dereg_mr(wmr));
+}
+
 TEST_F(cm, disconnect_flushes_and_both_sides_hear_it)
 {
 	struct rdma_cm_event *ev;

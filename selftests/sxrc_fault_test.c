@@ -144,6 +144,9 @@ struct fx {
 	uint32_t lxrc_qpn;
 	char xrcd_path[64];
 	int xrcd_fd;
+	struct ibv_xrcd *xrcd2;		/* another domain, no registrations */
+	char xrcd2_path[64];
+	int xrcd2_fd;
 
 	/* What the operation under test made, for undo(). */
 	void *made;
@@ -496,14 +499,24 @@ static void undo_attach_mcast(struct fx *f)
 	ibv_detach_mcast(f->ud, &mgid, 0xc001);
 }
 
-static int op_open_xrcd(struct fx *f)
+static struct ibv_xrcd *open_xrcd(struct fx *f, int fd)
 {
 	struct ibv_xrcd_init_attr xa = {
 		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = f->xrcd_fd, .oflags = O_CREAT,
+		.fd = fd, .oflags = O_CREAT,
 	};
 
-	f->made = ibv_open_xrcd(f->ctx, &xa);
+	return ibv_open_xrcd(f->ctx, &xa);
+}
+
+/*
+ * One more open of a domain the fixture holds: xrcd2's, since no open of
+ * xrcd's domain can close while this context is registered with its
+ * receive QPs.
+ */
+static int op_open_xrcd(struct fx *f)
+{
+	f->made = open_xrcd(f, f->xrcd2_fd);
 	return f->made ? 0 : errno;
 }
 
@@ -765,10 +778,16 @@ FIXTURE_SETUP(fault)
 		 getpid());
 	f->xrcd_fd = open(f->xrcd_path, O_RDWR | O_CREAT, 0600);
 	ASSERT_LE(0, f->xrcd_fd);
-	ASSERT_EQ(0, op_open_xrcd(f));
-	f->xrcd = f->made;
+	f->xrcd = open_xrcd(f, f->xrcd_fd);
+	ASSERT_NE(NULL, f->xrcd);
 	f->xrc_rcv = make_xrc_rcv(f);
 	ASSERT_NE(NULL, f->xrc_rcv);
+	snprintf(f->xrcd2_path, sizeof(f->xrcd2_path), "/tmp/sxrc_fault2.%d",
+		 getpid());
+	f->xrcd2_fd = open(f->xrcd2_path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, f->xrcd2_fd);
+	f->xrcd2 = open_xrcd(f, f->xrcd2_fd);
+	ASSERT_NE(NULL, f->xrcd2);
 
 	/* legacy API: its own receive QP, created (and registered) once */
 	f->lxrcd = ibv_open_xrc_domain(f->ctx, f->xrcd_fd, O_CREAT);
@@ -788,17 +807,24 @@ FIXTURE_TEARDOWN(fault)
 			perror("fail-nth");
 		close(self->nth_fd);
 	}
+	/* Registrations first: no open of their domain closes before. */
+	if (f->xrc_rcv)
+		ibv_destroy_qp(f->xrc_rcv);
 	if (f->lxrcd) {
 		ibv_unreg_xrc_rcv_qp(f->lxrcd, f->lxrc_qpn);
 		ibv_close_xrc_domain(f->lxrcd);
 	}
-	if (f->xrc_rcv)
-		ibv_destroy_qp(f->xrc_rcv);
 	if (f->xrcd)
 		ibv_close_xrcd(f->xrcd);
 	if (f->xrcd_path[0]) {
 		close(f->xrcd_fd);
 		unlink(f->xrcd_path);
+	}
+	if (f->xrcd2)
+		ibv_close_xrcd(f->xrcd2);
+	if (f->xrcd2_path[0]) {
+		close(f->xrcd2_fd);
+		unlink(f->xrcd2_path);
 	}
 	if (f->ud)
 		ibv_destroy_qp(f->ud);

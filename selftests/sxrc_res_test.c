@@ -4,15 +4,21 @@
  * build/bin/softxrc (found next to this program's directory) is run with
  * -j and its JSON checked: counts, pinned pages, QP numbers and states,
  * XRC registrants, dumps spanning many messages, and that a caller
- * without CAP_SYS_ADMIN sees its own objects and nobody else's.
+ * without CAP_SYS_ADMIN sees its own objects and nobody else's.  Where a
+ * test dumps in a tight loop it speaks netlink itself (nl_dump()), so
+ * that no process is started per dump.
  */
 #include <infiniband/verbs.h>
 #include <infiniband/softxrc_xrc.h>
 #include <limits.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <libgen.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -183,6 +189,196 @@ static long long reg_count(const char *obj, pid_t pid)
 	snprintf(pat, sizeof(pat), "{\"pid\":%d,\"count\":", pid);
 	p = strstr(p, pat);
 	return p ? strtoll(p + strlen(pat), NULL, 10) : 0;
+}
+
+/* ------------------------------------------------------------------
+ * The dump without the tool: one netlink socket, many dumps.
+ */
+
+/* What nl_dump() hands its callback of one object. */
+struct nl_obj {
+	uint32_t class;
+	int64_t pid;		/* -1: absent */
+	int64_t inode;		/* -1: absent */
+	int64_t opens;		/* -1: absent */
+};
+
+struct nl {
+	int fd;
+	uint16_t family;
+	uint32_t seq;
+	char buf[32768];
+};
+
+static struct nlattr *nl_put(struct nlmsghdr *h, uint16_t type,
+			     const void *data, uint16_t len)
+{
+	struct nlattr *a = (struct nlattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memcpy((char *)a + NLA_HDRLEN, data, len);
+	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + NLA_ALIGN(a->nla_len);
+	return a;
+}
+
+static struct nlmsghdr *nl_req(struct nl *nl, uint16_t type, uint16_t flags,
+			       uint8_t cmd, uint8_t version)
+{
+	struct nlmsghdr *h = (struct nlmsghdr *)nl->buf;
+	struct genlmsghdr *g = NLMSG_DATA(h);
+
+	memset(nl->buf, 0, NLMSG_SPACE(GENL_HDRLEN) + 256);
+	h->nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	h->nlmsg_type = type;
+	h->nlmsg_flags = NLM_F_REQUEST | flags;
+	h->nlmsg_seq = ++nl->seq;
+	g->cmd = cmd;
+	g->version = version;
+	return h;
+}
+
+/* Attributes of a generic netlink message. */
+#define for_each_attr(a, h, left)					\
+	for (a = (struct nlattr *)((char *)NLMSG_DATA(h) + GENL_HDRLEN),	\
+	     left = (int)(h)->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);	\
+	     left >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&		\
+	     a->nla_len <= left;						\
+	     left -= NLA_ALIGN(a->nla_len),					\
+	     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len)))
+
+static int64_t nla_uint(const struct nlattr *a)
+{
+	const char *p = (const char *)a + NLA_HDRLEN;
+	uint64_t v64;
+	uint32_t v32;
+	uint16_t v16;
+
+	switch (a->nla_len - NLA_HDRLEN) {
+	case 8:
+		memcpy(&v64, p, 8);
+		return v64;
+	case 4:
+		memcpy(&v32, p, 4);
+		return v32;
+	case 2:
+		memcpy(&v16, p, 2);
+		return v16;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * Send what nl->buf holds and run @cb on every reply up to NLMSG_DONE
+ * (a dump) or the one reply; 0 or -errno.
+ */
+static int nl_talk(struct nl *nl, bool dump,
+		   void (*cb)(struct nlmsghdr *h, void *arg), void *arg)
+{
+	struct nlmsghdr *h = (struct nlmsghdr *)nl->buf;
+	uint32_t seq = h->nlmsg_seq;
+	ssize_t n;
+
+	if (send(nl->fd, h, h->nlmsg_len, 0) < 0)
+		return -errno;
+	for (;;) {
+		n = recv(nl->fd, nl->buf, sizeof(nl->buf), 0);
+		if (n < 0)
+			return -errno;
+		for (h = (struct nlmsghdr *)nl->buf; NLMSG_OK(h, n);
+		     h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq != seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(h);
+
+				return e->error;
+			}
+			cb(h, arg);
+			if (!dump)
+				return 0;
+		}
+	}
+}
+
+static void nl_family_cb(struct nlmsghdr *h, void *arg)
+{
+	struct nlattr *a;
+	int left;
+
+	for_each_attr(a, h, left)
+		if (a->nla_type == CTRL_ATTR_FAMILY_ID)
+			*(uint16_t *)arg = nla_uint(a);
+}
+
+/* Open a generic netlink socket and find the softxrc family: 0 or -errno. */
+static int nl_open(struct nl *nl)
+{
+	struct nlmsghdr *h;
+	int ret;
+
+	nl->seq = 0;
+	nl->family = 0;
+	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (nl->fd < 0)
+		return -errno;
+	h = nl_req(nl, GENL_ID_CTRL, 0, CTRL_CMD_GETFAMILY, 1);
+	nl_put(h, CTRL_ATTR_FAMILY_NAME, SXRC_NL_FAMILY_NAME,
+	       sizeof(SXRC_NL_FAMILY_NAME));
+	ret = nl_talk(nl, false, nl_family_cb, &nl->family);
+	if (!ret && !nl->family)
+		ret = -ENOENT;
+	if (ret)
+		close(nl->fd);
+	return ret;
+}
+
+struct nl_dump_arg {
+	void (*cb)(const struct nl_obj *o, void *arg);
+	void *arg;
+};
+
+static void nl_dump_cb(struct nlmsghdr *h, void *arg)
+{
+	struct nl_dump_arg *d = arg;
+	struct nl_obj o = { 0, -1, -1, -1 };
+	struct nlattr *a;
+	int left;
+
+	for_each_attr(a, h, left) {
+		switch (a->nla_type) {
+		case SXRC_NL_ATTR_RES_CLASS:
+			o.class = nla_uint(a);
+			break;
+		case SXRC_NL_ATTR_PID:
+			o.pid = nla_uint(a);
+			break;
+		case SXRC_NL_ATTR_INODE:
+			o.inode = nla_uint(a);
+			break;
+		case SXRC_NL_ATTR_OPENS:
+			o.opens = nla_uint(a);
+			break;
+		}
+	}
+	d->cb(&o, d->arg);
+}
+
+/* Dump @class (0: all), calling @cb for each object: 0 or -errno. */
+static int nl_dump(struct nl *nl, uint32_t class,
+		   void (*cb)(const struct nl_obj *o, void *arg), void *arg)
+{
+	struct nl_dump_arg d = { cb, arg };
+	struct nlmsghdr *h;
+
+	h = nl_req(nl, nl->family, NLM_F_DUMP, SXRC_NL_CMD_RES_GET,
+		   SXRC_NL_FAMILY_VERSION);
+	if (class)
+		nl_put(h, SXRC_NL_ATTR_RES_CLASS, &class, sizeof(class));
+	return nl_talk(nl, true, nl_dump_cb, &d);
 }
 
 FIXTURE(res) {
@@ -471,6 +667,274 @@ TEST_F(res, xrc_domain_and_registrants)
 	EXPECT_EQ(0, ibv_unreg_xrc_rcv_qp(d, sh->qpn));
 	EXPECT_EQ(0, ibv_close_xrc_domain(d));
 	munmap(sh, sizeof(*sh));
+}
+
+/* A pid as a JSON member of @obj, not a prefix of another number. */
+static bool has_pid(const char *obj, pid_t pid)
+{
+	char pat[64];
+
+	snprintf(pat, sizeof(pat), "\"pid\":%d,", pid);
+	if (strstr(obj, pat))
+		return true;
+	snprintf(pat, sizeof(pat), "\"pid\":%d}", pid);
+	return strstr(obj, pat);
+}
+
+/*
+ * The child of xrcqp_registrant_sees_only_its_own: as uid NOBODY, it
+ * registers with root's receive QP through ibv_open_qp() and looks.
+ */
+static int nobody_registrant(struct ibv_device *dev, const char *path,
+			     pid_t parent, struct shared *sh)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+	};
+	struct ibv_qp_open_attr oa = {
+		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+			     IBV_QP_OPEN_ATTR_TYPE,
+		.qp_num = sh->qpn, .qp_type = IBV_QPT_XRC_RECV,
+	};
+	static char obj[65536];
+	struct ibv_context *ctx;
+	struct ibv_qp *qp;
+	struct run r;
+
+	if (setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		return 1;
+	ctx = ibv_open_device(dev);
+	xa.fd = open(path, O_RDONLY);
+	if (!ctx || xa.fd < 0)
+		return 2;
+	oa.xrcd = ibv_open_xrcd(ctx, &xa);
+	qp = oa.xrcd ? ibv_open_qp(ctx, &oa) : NULL;
+	if (!qp)
+		return 3;
+	if (run_tool(&r, "-j res show xrcqp") || r.status)
+		return 4;
+	/* A registrant is shown the QP and its own registration... */
+	if (!find_obj(r.out, "xrcqp", "qpn", sh->qpn, obj, sizeof(obj)))
+		return 5;
+	if (reg_count(obj, getpid()) != 1)
+		return 6;
+	/* ...not root's pid or context, as creator or registrant... */
+	if (has_pid(obj, parent) || json_num(obj, "ctx") != -1) {
+		fprintf(stderr, "# as uid %d: %s\n", NOBODY, obj);
+		return 7;
+	}
+	/* ...only how many registrations others hold. */
+	if (json_num(obj, "other_registrations") != 1)
+		return 8;
+	free(r.out);
+	/* Asked for root's pid: nothing. */
+	if (run_tool(&r, "-j res show xrcqp pid %d", parent) || r.status ||
+	    count_objs(r.out, "xrcqp", 0))
+		return 9;
+	free(r.out);
+	atomic_store(&sh->ready, 1);
+	if (!shm_wait(&sh->go, 20000))
+		return 10;
+	if (ibv_destroy_qp(qp) || ibv_close_xrcd(oa.xrcd))
+		return 11;
+	ibv_close_device(ctx);
+	return 0;
+}
+
+TEST_F(res, xrcqp_registrant_sees_only_its_own)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = self->fd, .oflags = O_CREAT,
+	};
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	pid_t me = getpid(), pid;
+	struct shared *sh;
+	char *o = self->obj;
+	struct ibv_qp *rq;
+
+	/* A domain file both may open; the QP is root's. */
+	ASSERT_EQ(0, fchmod(self->fd, 0644));
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	memset(sh, 0, sizeof(*sh));
+	ia.xrcd = ibv_open_xrcd(self->ctx, &xa);
+	ASSERT_NE(NULL, ia.xrcd);
+	rq = ibv_create_qp_ex(self->ctx, &ia);
+	ASSERT_NE(NULL, rq);
+	sh->qpn = rq->qp_num;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int ret = nobody_registrant(self->list[0], self->path, me, sh);
+
+		if (ret)
+			atomic_store(&sh->ready, -1);
+		_exit(ret);
+	}
+	ASSERT_TRUE(shm_wait(&sh->ready, 20000));
+	ASSERT_EQ(1, atomic_load(&sh->ready)) {
+		TH_LOG("the uid %d child failed: %d", NOBODY, wait_child(pid));
+	}
+
+	/* Root sees everybody: the creator and both registrants. */
+	ASSERT_EQ(0, run_tool(&self->r, "-j res show xrcqp"));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_TRUE(json_valid(self->r.out));
+	ASSERT_TRUE(find_obj(self->r.out, "xrcqp", "qpn", sh->qpn, o,
+			     sizeof(self->obj)));
+	EXPECT_EQ(me, json_num(o, "pid"));
+	EXPECT_EQ(1, reg_count(o, me));
+	EXPECT_EQ(1, reg_count(o, pid));
+	EXPECT_EQ(0, json_num(o, "other_registrations"));
+
+	atomic_store(&sh->go, 1);
+	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, ibv_destroy_qp(rq));
+	EXPECT_EQ(0, ibv_close_xrcd(ia.xrcd));
+	munmap(sh, sizeof(*sh));
+}
+
+/*
+ * A thread that opens and closes XRC domains, each open the only one of
+ * its domain, so that every close frees the domain.
+ */
+#define CHURN_DOMAINS	4
+#define RACE_MS		2000
+
+struct churn {
+	struct ibv_context *ctx;
+	int fd[CHURN_DOMAINS];
+	ino_t ino[CHURN_DOMAINS];
+	_Atomic bool stop;
+	unsigned long cycles;
+	int err;
+};
+
+static void *churn_main(void *arg)
+{
+	struct ibv_xrc_domain *d[CHURN_DOMAINS] = { NULL };
+	struct churn *c = arg;
+	unsigned int i;
+
+	for (i = 0; i < CHURN_DOMAINS && !c->err; i++) {
+		d[i] = ibv_open_xrc_domain(c->ctx, c->fd[i], O_CREAT);
+		if (!d[i])
+			c->err = errno;
+	}
+	for (i = 0; !c->err && !atomic_load(&c->stop);
+	     i = (i + 1) % CHURN_DOMAINS) {
+		c->err = ibv_close_xrc_domain(d[i]);
+		d[i] = c->err ? NULL : ibv_open_xrc_domain(c->ctx, c->fd[i],
+							    O_CREAT);
+		if (!c->err && !d[i])
+			c->err = errno;
+		c->cycles++;
+	}
+	for (i = 0; i < CHURN_DOMAINS; i++)
+		if (d[i] && ibv_close_xrc_domain(d[i]) && !c->err)
+			c->err = errno;
+	return NULL;
+}
+
+/* What the dumps saw of the churning thread's opens. */
+struct race_seen {
+	const struct churn *c;
+	pid_t pid;
+	unsigned long objs;
+	unsigned long bad;
+	struct nl_obj last_bad;
+};
+
+static void race_cb(const struct nl_obj *o, void *arg)
+{
+	struct race_seen *r = arg;
+	bool inode_ok = false;
+	unsigned int i;
+
+	if (o->class != SXRC_NL_RES_XRCD || o->pid != r->pid)
+		return;
+	r->objs++;
+	for (i = 0; i < CHURN_DOMAINS; i++)
+		if (o->inode == (int64_t)r->c->ino[i])
+			inode_ok = true;
+	/* Each domain has that one open, or none once it was closed. */
+	if (!inode_ok || o->opens < 0 || o->opens > 1) {
+		r->bad++;
+		r->last_bad = *o;
+	}
+}
+
+/*
+ * The dump reads the domain behind each open while opens are closed,
+ * and with them their domains freed: a domain is pinned while it is
+ * read.  A plain kernel may not show a read after the free; KASAN does.
+ */
+TEST_F(res, xrcd_dump_races_close)
+{
+	char paths[CHURN_DOMAINS][64];
+	struct race_seen seen = { 0 };
+	struct churn c = { 0 };
+	unsigned long dumps = 0;
+	struct timespec t0, t;
+	pthread_t thread;
+	struct stat st;
+	struct nl nl;
+	unsigned int i;
+	int ret = 0;
+
+	c.ctx = self->ctx;
+	for (i = 0; i < CHURN_DOMAINS; i++) {
+		strcpy(paths[i], "/tmp/sxrc_race.XXXXXX");
+		c.fd[i] = mkstemp(paths[i]);
+		ASSERT_LE(0, c.fd[i]);
+		unlink(paths[i]);
+		ASSERT_EQ(0, fstat(c.fd[i], &st));
+		c.ino[i] = st.st_ino;
+	}
+	seen.c = &c;
+	seen.pid = getpid();
+	ASSERT_EQ(0, nl_open(&nl));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, churn_main, &c));
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		ret = nl_dump(&nl, SXRC_NL_RES_XRCD, race_cb, &seen);
+		if (ret)
+			break;
+		dumps++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 +
+		 (t.tv_nsec - t0.tv_nsec) / 1000000 < RACE_MS);
+	atomic_store(&c.stop, true);
+	pthread_join(thread, NULL);
+
+	TH_LOG("%lu dumps saw %lu opens; %lu open/close cycles", dumps,
+	       seen.objs, c.cycles);
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(0, c.err);
+	EXPECT_LT(0, c.cycles);
+	EXPECT_LT(0, dumps);
+	EXPECT_LT(0, seen.objs);
+	EXPECT_EQ(0, seen.bad) {
+		TH_LOG("an open shown with inode %lld, opens %lld",
+		       (long long)seen.last_bad.inode,
+		       (long long)seen.last_bad.opens);
+	}
+
+	/* Every domain went with its last close. */
+	seen.objs = 0;
+	EXPECT_EQ(0, nl_dump(&nl, SXRC_NL_RES_XRCD, race_cb, &seen));
+	EXPECT_EQ(0, seen.objs);
+	close(nl.fd);
+	for (i = 0; i < CHURN_DOMAINS; i++)
+		close(c.fd[i]);
 }
 
 /* As uid NOBODY: its own context and PD are shown, root's objects not. */

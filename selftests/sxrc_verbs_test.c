@@ -4,6 +4,7 @@
  * own rdma-core tools running on it.
  */
 #include <infiniband/verbs.h>
+#include <infiniband/softxrc_xrc.h>
 #include <poll.h>
 
 #include "kselftest_harness.h"
@@ -184,6 +185,54 @@ TEST_F(dev, unsupported_verbs_say_eopnotsupp)
 	EXPECT_EQ(EOPNOTSUPP, ibv_resolve_eth_l2_from_gid(self->ctx, &ah,
 							   mac, &vid));
 	EXPECT_EQ(0, ibv_dealloc_pd(pd));
+}
+
+/*
+ * A NULL PD, as librdmacm's inline rdma_reg_*() pass for an id not yet
+ * bound to a device: EINVAL from every verb taking a PD first, no crash.
+ */
+TEST_F(dev, null_pd_is_einval)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 1, .max_sge = 1 } };
+	struct ibv_ah_attr ah = { .dlid = 1, .port_num = 1 };
+	struct ibv_wc wc = { 0 };
+	char buf[64];
+
+	qa.send_cq = qa.recv_cq = ibv_create_cq(self->ctx, 4, NULL, NULL, 0);
+	ASSERT_NE(NULL, qa.send_cq);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_reg_mr(NULL, buf, sizeof(buf),
+				   IBV_ACCESS_LOCAL_WRITE));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_reg_mr_iova(NULL, buf, sizeof(buf), 0,
+					IBV_ACCESS_LOCAL_WRITE));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_reg_mr_iova2(NULL, buf, sizeof(buf), 0,
+					 IBV_ACCESS_LOCAL_WRITE));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp(NULL, &qa));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_srq(NULL, &sa));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_xrc_srq(NULL, NULL, qa.send_cq, &sa));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_ah(NULL, &ah));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_ah_from_wc(NULL, &wc, NULL, 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, ibv_destroy_cq(qa.send_cq));
 }
 
 TEST_F(dev, fork_is_safe_without_init)

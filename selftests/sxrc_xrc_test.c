@@ -811,13 +811,106 @@ TEST_F(xrc, close_busy_with_rcv_qp)
 	EXPECT_EQ(EBUSY, ibv_close_xrcd(x));
 	EXPECT_EQ(EBUSY, ibv_close_xrcd(x2));
 	EXPECT_EQ(0, ibv_destroy_qp(rq));
-	EXPECT_EQ(0, ibv_close_xrcd(x));
-	/* The opened one still holds the QP and its handle. */
+	/* The opened one still holds the QP: neither open may close. */
 	EXPECT_EQ(qps + 1, qp_count());
+	EXPECT_EQ(EBUSY, ibv_close_xrcd(x));
 	EXPECT_EQ(EBUSY, ibv_close_xrcd(x2));
 	EXPECT_EQ(0, ibv_destroy_qp(oq));
 	EXPECT_EQ(qps, qp_count());
+	EXPECT_EQ(0, ibv_close_xrcd(x));
 	EXPECT_EQ(0, ibv_close_xrcd(x2));
+}
+
+static int holder_main(FIXTURE_DATA(xrc) *self, bool create);
+
+/*
+ * Seed 000 (ibv_reg_xrc_rcv_qp): while a process is registered with a
+ * receive QP of a domain, closing that domain fails in that process,
+ * whichever of its opens of the domain is closed and whichever open the
+ * registration was made through.
+ */
+TEST_F(xrc, close_busy_while_registered_through_another_open)
+{
+	struct ibv_qp_open_attr oa = {
+		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+			     IBV_QP_OPEN_ATTR_TYPE,
+		.qp_type = IBV_QPT_XRC_RECV,
+	};
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	struct ibv_xrc_domain *d1, *d2;
+	struct ibv_xrcd *x1, *x2;
+	struct ibv_qp *oq, *rq;
+	long qps = qp_count();
+	uint32_t qpn;
+	pid_t pid;
+
+	/* Another process creates the QP and keeps it. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(holder_main(self, true));
+	ASSERT_TRUE(shm_wait(&self->sh->ready, 1, WAIT_MS));
+	qpn = self->sh->qpn;
+
+	/* Legacy: registered through d1, d2 cannot close. */
+	d1 = ibv_open_xrc_domain(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, d1);
+	d2 = ibv_open_xrc_domain(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, d2);
+	x2 = xrcd_open(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, x2);
+	ASSERT_EQ(0, ibv_reg_xrc_rcv_qp(d1, qpn));
+	EXPECT_EQ(EBUSY, ibv_close_xrc_domain(d2));
+	EXPECT_EQ(EBUSY, ibv_close_xrcd(x2));
+	EXPECT_EQ(EBUSY, ibv_close_xrc_domain(d1));
+	/* Nothing was closed: d2 still reaches the QP. */
+	EXPECT_EQ(0, ibv_query_xrc_rcv_qp(d2, qpn, &(struct ibv_qp_attr){ 0 },
+					  IBV_QP_STATE, NULL));
+	EXPECT_EQ(0, ibv_unreg_xrc_rcv_qp(d1, qpn));
+	EXPECT_EQ(0, ibv_close_xrc_domain(d2));
+	EXPECT_EQ(0, ibv_close_xrcd(x2));
+	EXPECT_EQ(0, ibv_close_xrc_domain(d1));
+
+	/* ibv_open_qp(): registered through x1, x2 cannot close. */
+	x1 = xrcd_open(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, x1);
+	x2 = xrcd_open(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, x2);
+	d2 = ibv_open_xrc_domain(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, d2);
+	oa.xrcd = x1;
+	oa.qp_num = qpn;
+	oq = ibv_open_qp(self->n.ctx, &oa);
+	ASSERT_NE(NULL, oq);
+	EXPECT_EQ(EBUSY, ibv_close_xrcd(x2));
+	EXPECT_EQ(EBUSY, ibv_close_xrc_domain(d2));
+	EXPECT_EQ(0, ibv_destroy_qp(oq));
+	EXPECT_EQ(0, ibv_close_xrcd(x2));
+	EXPECT_EQ(0, ibv_close_xrc_domain(d2));
+
+	/* The creator's own registration counts the same. */
+	x2 = xrcd_open(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, x2);
+	ia.xrcd = x1;
+	rq = ibv_create_qp_ex(self->n.ctx, &ia);
+	ASSERT_NE(NULL, rq);
+	EXPECT_EQ(EBUSY, ibv_close_xrcd(x2));
+	EXPECT_EQ(0, ibv_destroy_qp(rq));
+	EXPECT_EQ(0, ibv_close_xrcd(x2));
+	EXPECT_EQ(0, ibv_close_xrcd(x1));
+
+	/* Another process's registrations are no business of this one's. */
+	x1 = xrcd_open(self->n.ctx, self->fd, 0);
+	ASSERT_NE(NULL, x1);
+	EXPECT_EQ(0, ibv_close_xrcd(x1));
+
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	EXPECT_EQ(128 + SIGKILL, wait_child(pid));
+	EXPECT_EQ(qps, sxrc_wait_count("objects/qp", qps, 3000));
+	EXPECT_EQ(0, finish(self));
 }
 
 /* ------------------------------------------------------------------
@@ -995,6 +1088,163 @@ TEST_F(xrc, reg_rejects_numbers_of_no_rcv_qp_of_the_domain)
 	EXPECT_EQ(0, ibv_close_xrc_domain(d));
 }
 
+/*
+ * Each way of reaching a receive QP by number, straight to the kernel
+ * with the domain handle @xh: all EINVAL (0 when all were).
+ */
+static int raw_reach(struct ibv_context *ctx, uint32_t xh, uint32_t qpn)
+{
+	struct sxrc_xrc_modify_in m = {
+		.xrcd_handle = xh, .qp_num = qpn, .attr_mask = SXRC_QP_STATE,
+		.attr = { .qp_state = SXRC_QPS_ERR },
+	};
+	struct sxrc_open_qp_in o = {
+		.xrcd_handle = xh, .qp_num = qpn, .qp_type = SXRC_QPT_XRC_RECV,
+	};
+	struct sxrc_xrc_qp_in in = { .xrcd_handle = xh, .qp_num = qpn };
+	struct sxrc_query_qp_out q;
+	struct sxrc_handle_out h;
+	int fd = ctx->cmd_fd;
+
+	if (sxrc_call(fd, SXRC_OBJ_XRCD, SXRC_XRCD_REG_QP, &in, sizeof(in),
+		      &h, sizeof(h)) != -EINVAL)
+		return 1;
+	if (sxrc_call(fd, SXRC_OBJ_XRCD, SXRC_XRCD_UNREG_QP, &in, sizeof(in),
+		      NULL, 0) != -EINVAL)
+		return 2;
+	if (sxrc_call(fd, SXRC_OBJ_XRCD, SXRC_XRCD_QUERY_QP, &in, sizeof(in),
+		      &q, sizeof(q)) != -EINVAL)
+		return 3;
+	if (sxrc_call(fd, SXRC_OBJ_XRCD, SXRC_XRCD_MODIFY_QP, &m, sizeof(m),
+		      NULL, 0) != -EINVAL)
+		return 4;
+	if (sxrc_call(fd, SXRC_OBJ_QP, SXRC_QP_OPEN, &o, sizeof(o),
+		      &h, sizeof(h)) != -EINVAL)
+		return 5;
+	return 0;
+}
+
+/* Domain handles a stranger may try: its own, of any class, and others. */
+static int raw_reach_all(struct ibv_context *ctx, uint32_t parent_handle,
+			 uint32_t qpn)
+{
+	uint32_t h;
+	int ret;
+
+	for (h = 0; h < 64; h++) {
+		ret = raw_reach(ctx, h, qpn);
+		if (ret) {
+			fprintf(stderr, "child %d: handle %u: call %d\n",
+				getpid(), h, ret);
+			return ret;
+		}
+	}
+	ret = raw_reach(ctx, parent_handle, qpn);
+	if (!ret)
+		ret = raw_reach(ctx, 0x7fffffff, qpn);
+	return ret;
+}
+
+/* A process with opens of other domains only. */
+static int stranger_main(FIXTURE_DATA(xrc) *self, uint32_t parent_handle)
+{
+	struct ibv_qp_open_attr oa = {
+		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+			     IBV_QP_OPEN_ATTR_TYPE,
+		.qp_num = self->sh->qpn, .qp_type = IBV_QPT_XRC_RECV,
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_xrc_domain *d, *anon;
+	char path[] = "/tmp/sxrc_xrc2.XXXXXX";
+	uint32_t qpn = self->sh->qpn, mine;
+	struct node n;
+	int fd;
+
+	CHK(node_open(&n, self->list[0]) == 0);
+	fd = mkstemp(path);
+	CHK(fd >= 0);
+	unlink(path);
+	d = ibv_open_xrc_domain(n.ctx, fd, O_CREAT);
+	CHK(d);
+	anon = ibv_open_xrc_domain(n.ctx, -1, O_CREAT);
+	CHK(anon);
+	oa.xrcd = xrcd_open(n.ctx, fd, 0);
+	CHK(oa.xrcd);
+	/* A receive QP of its own domain, so that the domain is not empty. */
+	CHK(rcv_create(d, &mine) == 0);
+	CHK(ibv_reg_xrc_rcv_qp(d, qpn) == EINVAL);
+	CHK(ibv_reg_xrc_rcv_qp(anon, qpn) == EINVAL);
+	CHK(ibv_unreg_xrc_rcv_qp(d, qpn) == EINVAL);
+	CHK(ibv_modify_xrc_rcv_qp(d, qpn, &a, IBV_QP_STATE) == EINVAL);
+	CHK(ibv_query_xrc_rcv_qp(d, qpn, &a, IBV_QP_STATE, NULL) == EINVAL);
+	errno = 0;
+	CHK(!ibv_open_qp(n.ctx, &oa) && errno == EINVAL);
+	CHK(raw_reach_all(n.ctx, parent_handle, qpn) == 0);
+	/* Its own QP is reachable, the same way. */
+	CHK(ibv_query_xrc_rcv_qp(d, mine, &a, IBV_QP_STATE, NULL) == 0);
+	node_close(&n);
+	close(fd);
+	return 0;
+}
+
+/* A process that opened no domain at all. */
+static int outsider_main(FIXTURE_DATA(xrc) *self, uint32_t parent_handle)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_xrc_domain fake;
+	uint32_t qpn = self->sh->qpn;
+	struct node n;
+
+	CHK(node_open(&n, self->list[0]) == 0);
+	/* The parent's handle means nothing in another context. */
+	fake.context = n.ctx;
+	fake.handle = parent_handle;
+	CHK(ibv_reg_xrc_rcv_qp(&fake, qpn) == EINVAL);
+	CHK(ibv_modify_xrc_rcv_qp(&fake, qpn, &a, IBV_QP_STATE) == EINVAL);
+	CHK(ibv_query_xrc_rcv_qp(&fake, qpn, &a, IBV_QP_STATE, NULL) ==
+	    EINVAL);
+	CHK(raw_reach_all(n.ctx, parent_handle, qpn) == 0);
+	node_close(&n);
+	return 0;
+}
+
+/*
+ * A receive QP is reached only through an open of its own domain, made
+ * by the caller's own context: knowing its number is not enough.
+ */
+TEST_F(xrc, rcv_qp_needs_an_open_of_its_domain)
+{
+	struct ibv_xrc_domain *d;
+	long qps = qp_count();
+	uint32_t qpn;
+	pid_t pid;
+	int err;
+
+	d = ibv_open_xrc_domain(self->n.ctx, self->fd, O_CREAT);
+	ASSERT_NE(NULL, d);
+	ASSERT_EQ(0, rcv_create(d, &qpn));
+	self->sh->qpn = qpn;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(stranger_main(self, d->handle));
+	EXPECT_EQ(0, wait_child(pid));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(outsider_main(self, d->handle));
+	EXPECT_EQ(0, wait_child(pid));
+
+	/* Untouched: still RESET, and this process's the only registration. */
+	EXPECT_EQ(IBV_QPS_RESET, rcv_state(d, qpn, &err));
+	EXPECT_EQ(0, err);
+	EXPECT_EQ(0, ibv_unreg_xrc_rcv_qp(d, qpn));
+	EXPECT_EQ(qps, sxrc_wait_count("objects/qp", qps, 3000));
+	EXPECT_EQ(0, ibv_close_xrc_domain(d));
+	EXPECT_EQ(0, finish(self));
+}
+
 TEST_F(xrc, reg_twice_is_one_registration)
 {
 	struct ibv_xrc_domain *d;
@@ -1085,8 +1335,6 @@ TEST_F(xrc, open_qp_is_a_registration_of_its_own)
 	EXPECT_EQ(0, ibv_close_xrcd(x));
 	EXPECT_EQ(0, ibv_close_xrc_domain(d));
 }
-
-static int holder_main(FIXTURE_DATA(xrc) *self, bool create);
 
 TEST_F(xrc, legacy_reg_after_open_qp_is_separate)
 {

@@ -12,13 +12,16 @@
 SXRC_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd,
 					 struct ibv_ah_attr *attr)
 {
-	struct sxrc_create_ah_in in = {
-		.pd_handle = to_sxrc_pd(pd)->handle,
-	};
+	struct sxrc_create_ah_in in = { 0 };
 	struct sxrc_handle_out out;
 	struct sxrc_ah *ah;
 	int ret;
 
+	if (!pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	in.pd_handle = to_sxrc_pd(pd)->handle;
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return NULL;
@@ -98,6 +101,10 @@ SXRC_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd,
 {
 	struct ibv_ah_attr attr;
 
+	if (!pd) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if (ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr))
 		return NULL;
 	return ibv_create_ah(pd, &attr);

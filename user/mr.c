@@ -56,7 +56,6 @@ SXRC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 		.addr = (uintptr_t)addr,
 		.length = length,
 		.iova = iova,
-		.pd_handle = to_sxrc_pd(pd)->handle,
 		/* Optional bits are hints a device may ignore: ignored. */
 		.access = access & ~IBV_ACCESS_OPTIONAL_RANGE,
 	};
@@ -64,6 +63,12 @@ SXRC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 	struct sxrc_mr *mr;
 	int ret;
 
+	/* librdmacm's inline rdma_reg_*() pass id->pd, NULL on a new id. */
+	if (!pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	in.pd_handle = to_sxrc_pd(pd)->handle;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return NULL;

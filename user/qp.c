@@ -139,6 +139,10 @@ SXRC_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 	};
 	struct ibv_qp *qp;
 
+	if (!pd) {
+		errno = EINVAL;
+		return NULL;
+	}
 	qp = sxrc_create_qp_ex(pd->context, &ex);
 	if (qp)
 		attr->cap = ex.cap;

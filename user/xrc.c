@@ -153,6 +153,10 @@ SXRC_EXPORT struct ibv_srq *ibv_create_xrc_srq(struct ibv_pd *pd,
 	};
 	struct ibv_srq *srq;
 
+	if (!pd) {
+		errno = EINVAL;
+		return NULL;
+	}
 	srq = sxrc_create_srq_ex(pd->context, &ex);
 	if (srq)
 		attr->attr = ex.attr;

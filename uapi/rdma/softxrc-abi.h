@@ -1237,7 +1237,10 @@ struct sxrc_create_ah_in {
  * An XRC domain is shared by every process that opens it through the
  * same file (the inode, held by the domain, not the file: the file may
  * be closed or unlinked afterwards), on the same device.  Each open is a
- * handle of the opening context; the domain goes with the last.
+ * handle of the opening context; the domain goes with the last.  As in
+ * ib_uverbs, any descriptor of the file, read-only included, joins the
+ * domain; a receive QP is named by number only together with the
+ * caller's own open of its domain (else EINVAL).
  *
  * Its receive QPs (XRC_RECV) belong to the domain, not to a process.  A
  * context is registered with a receive QP by creating it, by
@@ -1248,7 +1251,9 @@ struct sxrc_create_ah_in {
  * registration.
  *
  * SXRC_XRCD_CLOSE fails with EBUSY while this context has QPs, SRQs or
- * registrations made through the handle.
+ * registrations made through the handle, and while it holds a
+ * registration with any receive QP of the domain, through whichever of
+ * its opens of the domain.
  */
 enum sxrc_xrcd_method {
 	SXRC_XRCD_OPEN = 0,
@@ -1377,8 +1382,10 @@ struct sxrc_async_event {
  * SXRC_NL_ATTR_RES_CLASS (only that class) and SXRC_NL_ATTR_PID (only
  * objects of contexts opened by that process).  A caller without
  * CAP_SYS_ADMIN sees the devices and only the objects of contexts opened
- * with its effective uid.  Attributes only grow; unknown ones are ignored
- * by readers.
+ * with its effective uid; of an XRC receive QP it is registered with,
+ * only the creator and the registrants of such contexts are named, the
+ * other registrations counted (SXRC_NL_ATTR_REG_OTHERS).  Attributes only
+ * grow; unknown ones are ignored by readers.
  */
 
 #define SXRC_NL_FAMILY_NAME	"softxrc"
@@ -1462,6 +1469,10 @@ enum sxrc_nl_res_class {
  * @SXRC_NL_ATTR_REG: nested, repeated: one registrant process of an XRC
  *	receive QP (SXRC_NL_ATTR_PID, SXRC_NL_ATTR_REG_COUNT)
  * @SXRC_NL_ATTR_REG_COUNT: u32, registrations a process holds
+ * @SXRC_NL_ATTR_REG_OTHERS: u32, registrations of an XRC receive QP held
+ *	by contexts the caller may not see (they have no SXRC_NL_ATTR_REG);
+ *	the QP's SXRC_NL_ATTR_PID and SXRC_NL_ATTR_CTX_ID, its creator's,
+ *	are likewise left out when the caller may not see that context
  * @__SXRC_NL_ATTR_MAX: number of attributes
  * @SXRC_NL_ATTR_MAX: highest attribute
  */
@@ -1496,6 +1507,7 @@ enum sxrc_nl_attr {
 	SXRC_NL_ATTR_STATS,
 	SXRC_NL_ATTR_REG,
 	SXRC_NL_ATTR_REG_COUNT,
+	SXRC_NL_ATTR_REG_OTHERS,
 	__SXRC_NL_ATTR_MAX,
 	SXRC_NL_ATTR_MAX = __SXRC_NL_ATTR_MAX - 1,
 };

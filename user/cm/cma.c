@@ -141,6 +141,13 @@ void sxcm_fill_route(struct sxcm_id *id)
 	struct ibv_sa_path_rec *p = &id->path;
 
 	id->id.verbs = sxcm_dev.ctx;
+	/*
+	 * As rdma-core: an id bound to a device gets its default PD, which
+	 * the inline rdma_reg_*() of <rdma/rdma_verbs.h> register memory in
+	 * before there is a QP.
+	 */
+	if (!id->id.pd)
+		id->id.pd = sxcm_default_pd();
 	id->id.port_num = 1;
 	id->id.route.addr.addr.ibaddr.sgid = sxcm_dev.gid;
 	id->id.route.addr.addr.ibaddr.dgid = sxcm_dev.gid;

@@ -65,6 +65,7 @@ static const char *const u_names[__SXRC_NL_ATTR_MAX] = {
 	[SXRC_NL_ATTR_INODE] = "inode",
 	[SXRC_NL_ATTR_OPENS] = "opens",
 	[SXRC_NL_ATTR_REG_COUNT] = "count",
+	[SXRC_NL_ATTR_REG_OTHERS] = "other_registrations",
 };
 
 static bool json;
