@@ -1386,6 +1386,18 @@ static void sxrc_reset_retries(struct sxrc_qp *qp)
 	qp->retry_left = qp->attr.retry_cnt;
 }
 
+/*
+ * The head WQE waits @delay jiffies before it is tried again (RNR timer,
+ * ack timeout); sq_mutex is held.  Until then a run of the work item
+ * queued for another reason (a kick, left-over work) does not retry it.
+ */
+static void sxrc_qp_stall(struct sxrc_qp *qp, unsigned long delay)
+{
+	qp->stalled = true;
+	qp->stall_until = jiffies + delay;
+	sxrc_qp_schedule(qp, delay);
+}
+
 /* The QP (re)enters RTS: a fresh retry budget; sq_mutex is held. */
 void sxrc_qp_engine_ready(struct sxrc_qp *qp)
 {
@@ -1467,9 +1479,8 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 			} else {
 				u32 usec = sxrc_rnr_usec[res.rnr_timer & 31];
 
-				qp->stalled = true;
-				sxrc_qp_schedule(qp, max_t(unsigned long, 1,
-							   usecs_to_jiffies(usec)));
+				sxrc_qp_stall(qp, max_t(unsigned long, 1,
+							usecs_to_jiffies(usec)));
 				break;
 			}
 		} else if (out == SXRC_WAIT_LOST) {
@@ -1477,9 +1488,8 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 			if (qp->attr.timeout && !qp->retry_left--) {
 				res.status = SXRC_WC_RETRY_EXC_ERR;
 			} else {
-				qp->stalled = true;
-				sxrc_qp_schedule(qp,
-						 sxrc_ack_timeout(qp->attr.timeout));
+				sxrc_qp_stall(qp,
+					      sxrc_ack_timeout(qp->attr.timeout));
 				break;
 			}
 		}
@@ -1535,8 +1545,13 @@ static void sxrc_retry_work(struct work_struct *work)
 					  struct sxrc_qp, retry_work);
 
 	mutex_lock(&qp->sq_mutex);
-	qp->stalled = false;
-	sxrc_sq_process(qp);
+	if (qp->stalled && time_before(jiffies, qp->stall_until)) {
+		/* Run early (a kick raced with the stall): wait it out. */
+		sxrc_qp_schedule(qp, qp->stall_until - jiffies);
+	} else {
+		qp->stalled = false;
+		sxrc_sq_process(qp);
+	}
 	mutex_unlock(&qp->sq_mutex);
 }
 

@@ -518,6 +518,8 @@ static inline struct sxrc_srq *to_sxrc_srq(struct sxrc_obj *obj)
  * @retry_work: runs the send queue again after an RNR NAK or a lost
  *	peer, and flushes it after an error raised by a peer
  * @stalled: @retry_work is pending for the head WQE (under @sq_mutex)
+ * @stall_until: jiffies before which the head WQE is not tried again
+ *	(under @sq_mutex, valid while @stalled)
  * @rnr_left: RNR retries left for the head WQE (under @sq_mutex)
  * @retry_left: transport retries left for the head WQE (under @sq_mutex)
  * @dead: destroyed; no new work is scheduled (under @lock)
@@ -548,6 +550,7 @@ struct sxrc_qp {
 	spinlock_t rq_lock;	/* protects rq.cons */
 	struct delayed_work retry_work;
 	bool stalled;
+	unsigned long stall_until;
 	u8 rnr_left;
 	u8 retry_left;
 	bool dead;
