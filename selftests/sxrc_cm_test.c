@@ -240,6 +240,50 @@ static int do_connect(struct __test_metadata *_metadata, FIXTURE_DATA(cm) *self)
 	return ret;
 }
 
+/*
+ * No node, no service: the result holds the hints' addresses, passive
+ * or not (libfabric's verbs provider resolves its bound source so).
+ */
+TEST(getaddrinfo_from_hints)
+{
+	struct rdma_addrinfo hints = {
+		.ai_flags = RAI_PASSIVE | RAI_FAMILY,
+		.ai_family = AF_INET,
+		.ai_qp_type = IBV_QPT_RC,
+		.ai_port_space = RDMA_PS_TCP,
+	};
+	struct sockaddr_in src, dst;
+	struct rdma_addrinfo *res = NULL;
+
+	set_addr(&src, "127.0.0.1", 7471);
+	set_addr(&dst, "127.0.0.1", 7472);
+	hints.ai_src_addr = (struct sockaddr *)&src;
+	hints.ai_src_len = sizeof(src);
+	ASSERT_EQ(0, rdma_getaddrinfo(NULL, NULL, &hints, &res));
+	ASSERT_NE(NULL, res);
+	EXPECT_EQ(AF_INET, res->ai_family);
+	EXPECT_EQ(RDMA_PS_TCP, res->ai_port_space);
+	EXPECT_TRUE(res->ai_flags & RAI_PASSIVE);
+	ASSERT_EQ(sizeof(src), res->ai_src_len);
+	EXPECT_EQ(0, memcmp(&src, res->ai_src_addr, sizeof(src)));
+	EXPECT_EQ(NULL, res->ai_dst_addr);
+	rdma_freeaddrinfo(res);
+
+	hints.ai_flags = 0;
+	hints.ai_dst_addr = (struct sockaddr *)&dst;
+	hints.ai_dst_len = sizeof(dst);
+	ASSERT_EQ(0, rdma_getaddrinfo(NULL, NULL, &hints, &res));
+	ASSERT_EQ(sizeof(dst), res->ai_dst_len);
+	EXPECT_EQ(0, memcmp(&dst, res->ai_dst_addr, sizeof(dst)));
+	ASSERT_EQ(sizeof(src), res->ai_src_len);
+	EXPECT_EQ(0, memcmp(&src, res->ai_src_addr, sizeof(src)));
+	rdma_freeaddrinfo(res);
+
+	errno = 0;
+	EXPECT_EQ(-1, rdma_getaddrinfo(NULL, NULL, NULL, &res));
+	EXPECT_EQ(EINVAL, errno);
+}
+
 TEST_F(cm, channel_and_ids)
 {
 	struct rdma_cm_id *id;
