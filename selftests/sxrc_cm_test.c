@@ -707,6 +707,45 @@ TEST_F(cm, listener_destroyed_before_accept)
 	rdma_ack_cm_event(ev);
 }
 
+/*
+ * A new id moves to another channel before its CONNECT_REQUEST is
+ * acknowledged (rdma-core counts the request against the listener), as
+ * libfabric's verbs provider does; its later events arrive there.
+ */
+TEST_F(cm, migrate_before_request_is_acked)
+{
+	struct ibv_qp_init_attr a = qp_attr();
+	struct rdma_conn_param p = conn(NULL);
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev, *req;
+
+	ch = rdma_create_event_channel();
+	ASSERT_NE(NULL, ch);
+	ASSERT_EQ(0, do_listen(_metadata, self));
+	ASSERT_EQ(0, do_resolve(_metadata, self));
+	ASSERT_EQ(0, rdma_connect(self->client, &p));
+	req = wait_event(_metadata, self->sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(NULL, req);
+	self->server = req->id;
+	alarm(10);	/* a wait for the acknowledgement never ends */
+	ASSERT_EQ(0, rdma_migrate_id(self->server, ch));
+	alarm(0);
+	EXPECT_EQ(ch, self->server->channel);
+	ASSERT_EQ(0, rdma_create_qp(self->server, NULL, &a));
+	ASSERT_EQ(0, rdma_accept(self->server, NULL));
+	rdma_ack_cm_event(req);
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	ev = wait_event(_metadata, ch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	rdma_destroy_qp(self->server);
+	rdma_destroy_id(self->server);
+	self->server = NULL;
+	rdma_destroy_event_channel(ch);
+}
+
 /* A request never retrieved goes with its listener: the connector hears. */
 TEST_F(cm, listener_destroyed_with_request_queued)
 {

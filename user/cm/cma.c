@@ -403,8 +403,13 @@ SXCM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id,
 		pthread_mutex_unlock(&sxcm_lock);
 		return sxcm_errno(-ENOMEM);
 	}
-	/* As rdma-core: what was handed out must be acknowledged first. */
-	while (s->unacked)
+	/*
+	 * As rdma-core: what was handed out must be acknowledged first,
+	 * except the id's own CONNECT_REQUEST, which rdma-core counts
+	 * against the listener: libfabric's verbs provider moves a new id
+	 * to its endpoint's channel before acknowledging the request.
+	 */
+	while (s->unacked > s->req_unacked)
 		pthread_cond_wait(&sxcm_cond, &sxcm_lock);
 	old = s->chan;
 	for (p = old->events.next; p != &old->events; p = n) {
