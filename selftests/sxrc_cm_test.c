@@ -746,6 +746,42 @@ TEST_F(cm, migrate_before_request_is_acked)
 	rdma_destroy_event_channel(ch);
 }
 
+/*
+ * A synchronous id (no channel) keeps its last event in id->event;
+ * moving it to a channel acknowledges that event rather than waiting
+ * for it, as rdma-core does (libfabric's verbs provider resolves with a
+ * synchronous id, then moves it to its endpoint's channel).
+ */
+TEST_F(cm, migrate_synchronous_id)
+{
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in dst;
+	struct rdma_cm_id *id;
+
+	ch = rdma_create_event_channel();
+	ASSERT_NE(NULL, ch);
+	ASSERT_EQ(0, do_listen(_metadata, self));
+	ASSERT_EQ(0, rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	set_addr(&dst, "127.0.0.1", self->port);
+	ASSERT_EQ(0, rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000));
+	EXPECT_NE(NULL, id->event);
+	EXPECT_EQ(-1, rdma_migrate_id(id, NULL));
+	EXPECT_EQ(EINVAL, errno);
+	alarm(10);	/* a wait for the acknowledgement never ends */
+	ASSERT_EQ(0, rdma_migrate_id(id, ch));
+	alarm(0);
+	EXPECT_EQ(NULL, id->event);
+	EXPECT_EQ(ch, id->channel);
+	ASSERT_EQ(0, rdma_resolve_route(id, 2000));
+	ev = wait_event(_metadata, ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	ASSERT_NE(NULL, ev);
+	EXPECT_EQ(id, ev->id);
+	rdma_ack_cm_event(ev);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
 /* A request never retrieved goes with its listener: the connector hears. */
 TEST_F(cm, listener_destroyed_with_request_queued)
 {
