@@ -782,6 +782,136 @@ TEST_F(cm, migrate_synchronous_id)
 	rdma_destroy_event_channel(ch);
 }
 
+/*
+ * XRC through rdma_cm, as libfabric's verbs provider does it: the
+ * connector's id carries an XRC send QP, the listener's new id an XRC
+ * receive QP of its domain; a send then reaches the XRC SRQ it names.
+ */
+TEST_F(cm, xrc_connect)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_XRC_SEND,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+	};
+	struct ibv_qp_init_attr_ex ta = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC,
+	};
+	struct rdma_conn_param p = conn("xrc");
+	char sbuf[64] = "through an XRC SRQ", rbuf[64] = "";
+	struct ibv_recv_wr rwr = { 0 }, *bad_rwr;
+	struct ibv_send_wr swr = { 0 }, *bad_swr;
+	struct ibv_sge ssge, rsge;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in dst;
+	struct ibv_context *ctx;
+	struct ibv_mr *smr, *rmr;
+	struct ibv_xrcd *xrcd;
+	struct ibv_srq *srq;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	uint32_t srqn;
+	int i, n = 0;
+
+	ASSERT_EQ(0, do_listen(_metadata, self));
+	set_addr(&dst, "127.0.0.1", self->port);
+	ASSERT_EQ(0, rdma_resolve_addr(self->client, NULL,
+				       (struct sockaddr *)&dst, 2000));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, rdma_resolve_route(self->client, 2000));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+
+	ctx = self->client->verbs;
+	pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(NULL, pd);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq);
+	xrcd = ibv_open_xrcd(ctx, &xa);
+	ASSERT_NE(NULL, xrcd);
+	sa.pd = pd;
+	sa.xrcd = xrcd;
+	sa.cq = cq;
+	srq = ibv_create_srq_ex(ctx, &sa);
+	ASSERT_NE(NULL, srq);
+	ASSERT_EQ(0, ibv_get_srq_num(srq, &srqn));
+	rmr = ibv_reg_mr(pd, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
+	smr = ibv_reg_mr(pd, sbuf, sizeof(sbuf), 0);
+	ASSERT_NE(NULL, rmr);
+	ASSERT_NE(NULL, smr);
+	rsge = (struct ibv_sge){ (uintptr_t)rbuf, sizeof(rbuf), rmr->lkey };
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	ASSERT_EQ(0, ibv_post_srq_recv(srq, &rwr, &bad_rwr));
+
+	ia.pd = pd;
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	ASSERT_EQ(0, rdma_create_qp_ex(self->client, &ia));
+	EXPECT_EQ(IBV_QPT_XRC_SEND, self->client->qp->qp_type);
+	ASSERT_EQ(0, rdma_connect(self->client, &p));
+
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(NULL, ev);
+	EXPECT_STREQ("xrc", ev->param.conn.private_data);
+	self->server = ev->id;
+	rdma_ack_cm_event(ev);
+	ta.xrcd = xrcd;
+	ASSERT_EQ(0, rdma_create_qp_ex(self->server, &ta));
+	ASSERT_EQ(0, rdma_accept(self->server, NULL));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+
+	ssge = (struct ibv_sge){ (uintptr_t)sbuf, sizeof(sbuf), smr->lkey };
+	swr.sg_list = &ssge;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_SEND;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.qp_type.xrc.remote_srqn = srqn;
+	ASSERT_EQ(0, ibv_post_send(self->client->qp, &swr, &bad_swr));
+	for (i = 0; i < 1000 && n < 2; i++) {
+		int got = ibv_poll_cq(cq, 1, &wc);
+
+		ASSERT_LE(0, got);
+		if (!got) {
+			usleep(10000);
+			continue;
+		}
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		n++;
+	}
+	EXPECT_EQ(2, n);
+	EXPECT_STREQ(sbuf, rbuf);
+
+	rdma_destroy_qp(self->server);
+	rdma_destroy_qp(self->client);
+	ibv_destroy_srq(srq);
+	ibv_close_xrcd(xrcd);
+	ibv_dereg_mr(smr);
+	ibv_dereg_mr(rmr);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+}
+
 /* A request never retrieved goes with its listener: the connector hears. */
 TEST_F(cm, listener_destroyed_with_request_queued)
 {
