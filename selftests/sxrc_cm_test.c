@@ -240,6 +240,50 @@ static int do_connect(struct __test_metadata *_metadata, FIXTURE_DATA(cm) *self)
 	return ret;
 }
 
+/*
+ * No node, no service: the result holds the hints' addresses, passive
+ * or not (libfabric's verbs provider resolves its bound source so).
+ */
+TEST(getaddrinfo_from_hints)
+{
+	struct rdma_addrinfo hints = {
+		.ai_flags = RAI_PASSIVE | RAI_FAMILY,
+		.ai_family = AF_INET,
+		.ai_qp_type = IBV_QPT_RC,
+		.ai_port_space = RDMA_PS_TCP,
+	};
+	struct sockaddr_in src, dst;
+	struct rdma_addrinfo *res = NULL;
+
+	set_addr(&src, "127.0.0.1", 7471);
+	set_addr(&dst, "127.0.0.1", 7472);
+	hints.ai_src_addr = (struct sockaddr *)&src;
+	hints.ai_src_len = sizeof(src);
+	ASSERT_EQ(0, rdma_getaddrinfo(NULL, NULL, &hints, &res));
+	ASSERT_NE(NULL, res);
+	EXPECT_EQ(AF_INET, res->ai_family);
+	EXPECT_EQ(RDMA_PS_TCP, res->ai_port_space);
+	EXPECT_TRUE(res->ai_flags & RAI_PASSIVE);
+	ASSERT_EQ(sizeof(src), res->ai_src_len);
+	EXPECT_EQ(0, memcmp(&src, res->ai_src_addr, sizeof(src)));
+	EXPECT_EQ(NULL, res->ai_dst_addr);
+	rdma_freeaddrinfo(res);
+
+	hints.ai_flags = 0;
+	hints.ai_dst_addr = (struct sockaddr *)&dst;
+	hints.ai_dst_len = sizeof(dst);
+	ASSERT_EQ(0, rdma_getaddrinfo(NULL, NULL, &hints, &res));
+	ASSERT_EQ(sizeof(dst), res->ai_dst_len);
+	EXPECT_EQ(0, memcmp(&dst, res->ai_dst_addr, sizeof(dst)));
+	ASSERT_EQ(sizeof(src), res->ai_src_len);
+	EXPECT_EQ(0, memcmp(&src, res->ai_src_addr, sizeof(src)));
+	rdma_freeaddrinfo(res);
+
+	errno = 0;
+	EXPECT_EQ(-1, rdma_getaddrinfo(NULL, NULL, NULL, &res));
+	EXPECT_EQ(EINVAL, errno);
+}
+
 TEST_F(cm, channel_and_ids)
 {
 	struct rdma_cm_id *id;
@@ -774,6 +818,211 @@ TEST_F(cm, listener_destroyed_before_accept)
 	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED);
 	ASSERT_NE(NULL, ev);
 	rdma_ack_cm_event(ev);
+}
+
+/*
+ * A new id moves to another channel before its CONNECT_REQUEST is
+ * acknowledged (rdma-core counts the request against the listener), as
+ * libfabric's verbs provider does; its later events arrive there.
+ */
+TEST_F(cm, migrate_before_request_is_acked)
+{
+	struct ibv_qp_init_attr a = qp_attr();
+	struct rdma_conn_param p = conn(NULL);
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev, *req;
+
+	ch = rdma_create_event_channel();
+	ASSERT_NE(NULL, ch);
+	ASSERT_EQ(0, do_listen(_metadata, self));
+	ASSERT_EQ(0, do_resolve(_metadata, self));
+	ASSERT_EQ(0, rdma_connect(self->client, &p));
+	req = wait_event(_metadata, self->sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(NULL, req);
+	self->server = req->id;
+	alarm(10);	/* a wait for the acknowledgement never ends */
+	ASSERT_EQ(0, rdma_migrate_id(self->server, ch));
+	alarm(0);
+	EXPECT_EQ(ch, self->server->channel);
+	ASSERT_EQ(0, rdma_create_qp(self->server, NULL, &a));
+	ASSERT_EQ(0, rdma_accept(self->server, NULL));
+	rdma_ack_cm_event(req);
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	ev = wait_event(_metadata, ch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	rdma_destroy_qp(self->server);
+	rdma_destroy_id(self->server);
+	self->server = NULL;
+	rdma_destroy_event_channel(ch);
+}
+
+/*
+ * A synchronous id (no channel) keeps its last event in id->event;
+ * moving it to a channel acknowledges that event rather than waiting
+ * for it, as rdma-core does (libfabric's verbs provider resolves with a
+ * synchronous id, then moves it to its endpoint's channel).
+ */
+TEST_F(cm, migrate_synchronous_id)
+{
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in dst;
+	struct rdma_cm_id *id;
+
+	ch = rdma_create_event_channel();
+	ASSERT_NE(NULL, ch);
+	ASSERT_EQ(0, do_listen(_metadata, self));
+	ASSERT_EQ(0, rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	set_addr(&dst, "127.0.0.1", self->port);
+	ASSERT_EQ(0, rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000));
+	EXPECT_NE(NULL, id->event);
+	EXPECT_EQ(-1, rdma_migrate_id(id, NULL));
+	EXPECT_EQ(EINVAL, errno);
+	alarm(10);	/* a wait for the acknowledgement never ends */
+	ASSERT_EQ(0, rdma_migrate_id(id, ch));
+	alarm(0);
+	EXPECT_EQ(NULL, id->event);
+	EXPECT_EQ(ch, id->channel);
+	ASSERT_EQ(0, rdma_resolve_route(id, 2000));
+	ev = wait_event(_metadata, ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	ASSERT_NE(NULL, ev);
+	EXPECT_EQ(id, ev->id);
+	rdma_ack_cm_event(ev);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
+/*
+ * XRC through rdma_cm, as libfabric's verbs provider does it: the
+ * connector's id carries an XRC send QP, the listener's new id an XRC
+ * receive QP of its domain; a send then reaches the XRC SRQ it names.
+ */
+TEST_F(cm, xrc_connect)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_XRC_SEND,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+	};
+	struct ibv_qp_init_attr_ex ta = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC,
+	};
+	struct rdma_conn_param p = conn("xrc");
+	char sbuf[64] = "through an XRC SRQ", rbuf[64] = "";
+	struct ibv_recv_wr rwr = { 0 }, *bad_rwr;
+	struct ibv_send_wr swr = { 0 }, *bad_swr;
+	struct ibv_sge ssge, rsge;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in dst;
+	struct ibv_context *ctx;
+	struct ibv_mr *smr, *rmr;
+	struct ibv_xrcd *xrcd;
+	struct ibv_srq *srq;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	uint32_t srqn;
+	int i, n = 0;
+
+	ASSERT_EQ(0, do_listen(_metadata, self));
+	set_addr(&dst, "127.0.0.1", self->port);
+	ASSERT_EQ(0, rdma_resolve_addr(self->client, NULL,
+				       (struct sockaddr *)&dst, 2000));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, rdma_resolve_route(self->client, 2000));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+
+	ctx = self->client->verbs;
+	pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(NULL, pd);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq);
+	xrcd = ibv_open_xrcd(ctx, &xa);
+	ASSERT_NE(NULL, xrcd);
+	sa.pd = pd;
+	sa.xrcd = xrcd;
+	sa.cq = cq;
+	srq = ibv_create_srq_ex(ctx, &sa);
+	ASSERT_NE(NULL, srq);
+	ASSERT_EQ(0, ibv_get_srq_num(srq, &srqn));
+	rmr = ibv_reg_mr(pd, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
+	smr = ibv_reg_mr(pd, sbuf, sizeof(sbuf), 0);
+	ASSERT_NE(NULL, rmr);
+	ASSERT_NE(NULL, smr);
+	rsge = (struct ibv_sge){ (uintptr_t)rbuf, sizeof(rbuf), rmr->lkey };
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	ASSERT_EQ(0, ibv_post_srq_recv(srq, &rwr, &bad_rwr));
+
+	ia.pd = pd;
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	ASSERT_EQ(0, rdma_create_qp_ex(self->client, &ia));
+	EXPECT_EQ(IBV_QPT_XRC_SEND, self->client->qp->qp_type);
+	ASSERT_EQ(0, rdma_connect(self->client, &p));
+
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(NULL, ev);
+	EXPECT_STREQ("xrc", ev->param.conn.private_data);
+	self->server = ev->id;
+	rdma_ack_cm_event(ev);
+	ta.xrcd = xrcd;
+	ASSERT_EQ(0, rdma_create_qp_ex(self->server, &ta));
+	ASSERT_EQ(0, rdma_accept(self->server, NULL));
+	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(NULL, ev);
+	rdma_ack_cm_event(ev);
+
+	ssge = (struct ibv_sge){ (uintptr_t)sbuf, sizeof(sbuf), smr->lkey };
+	swr.sg_list = &ssge;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_SEND;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.qp_type.xrc.remote_srqn = srqn;
+	ASSERT_EQ(0, ibv_post_send(self->client->qp, &swr, &bad_swr));
+	for (i = 0; i < 1000 && n < 2; i++) {
+		int got = ibv_poll_cq(cq, 1, &wc);
+
+		ASSERT_LE(0, got);
+		if (!got) {
+			usleep(10000);
+			continue;
+		}
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		n++;
+	}
+	EXPECT_EQ(2, n);
+	EXPECT_STREQ(sbuf, rbuf);
+
+	rdma_destroy_qp(self->server);
+	rdma_destroy_qp(self->client);
+	ibv_destroy_srq(srq);
+	ibv_close_xrcd(xrcd);
+	ibv_dereg_mr(smr);
+	ibv_dereg_mr(rmr);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
 }
 
 /* A request never retrieved goes with its listener: the connector hears. */

@@ -6,6 +6,7 @@
 #include <infiniband/verbs.h>
 #include <infiniband/softxrc_xrc.h>
 #include <poll.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
@@ -239,6 +240,44 @@ TEST_F(dev, fork_is_safe_without_init)
 {
 	EXPECT_EQ(0, ibv_fork_init());
 	EXPECT_EQ(IBV_FORK_UNNEEDED, ibv_is_fork_initialized());
+}
+
+/* rdma-core's private prototype, which Open MPI declares itself. */
+const char *ibv_get_sysfs_path(void);
+
+/*
+ * ibv_get_sysfs_path() in a fresh process (it reads $SYSFS_PATH once):
+ * 0 when it returns @want, 1 when it returns something else, else the
+ * signal that killed the child.
+ */
+static int sysfs_path_is(const char *env, const char *want)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		const char *p;
+
+		if (env)
+			setenv("SYSFS_PATH", env, 1);
+		else
+			unsetenv("SYSFS_PATH");
+		p = ibv_get_sysfs_path();
+		_exit(!p || strcmp(p, want) || ibv_get_sysfs_path() != p);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) :
+				     WEXITSTATUS(status);
+}
+
+TEST(sysfs_path)
+{
+	EXPECT_EQ(0, sysfs_path_is(NULL, "/sys"));
+	EXPECT_EQ(0, sysfs_path_is("", "/sys"));
+	EXPECT_EQ(0, sysfs_path_is("/tmp/fake-sysfs//", "/tmp/fake-sysfs"));
+	EXPECT_EQ(0, sysfs_path_is("/tmp/fake-sysfs", "/tmp/fake-sysfs"));
 }
 
 /* Debian's unmodified binaries, through this library (LD_LIBRARY_PATH). */

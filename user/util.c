@@ -54,6 +54,27 @@ int sxrc_read_sysfs(const char *dir, const char *file, char *buf, size_t size)
 	return n;
 }
 
+static const char *sxrc_sysfs_path = "/sys";
+
+static void sxrc_sysfs_path_init(void)
+{
+	const char *env = NULL;
+	char *dup;
+	size_t len;
+
+	if (getuid() == geteuid() && getgid() == getegid())
+		env = getenv("SYSFS_PATH");
+	if (!env || !*env)
+		return;
+	dup = strndup(env, IBV_SYSFS_PATH_MAX);
+	if (!dup)
+		return;
+	len = strlen(dup);
+	while (len > 1 && dup[len - 1] == '/')
+		dup[--len] = '\0';
+	sxrc_sysfs_path = dup;
+}
+
 SXRC_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file,
 				    char *buf, size_t size)
 {
@@ -73,21 +94,18 @@ SXRC_EXPORT int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
 	return sxrc_read_sysfs(dev->ibdev_path, file, buf, size);
 }
 
-SXRC_EXPORT int ibv_get_sysfs_path(char *buf, size_t size)
+/*
+ * rdma-core's: the sysfs mount point, "/sys" unless $SYSFS_PATH says
+ * otherwise (trailing slashes dropped; ignored in set-id programs).
+ * Callers (Open MPI's common verbs, for one) declare it themselves as
+ * const char *ibv_get_sysfs_path(void), so its signature is fixed.
+ */
+SXRC_EXPORT const char *ibv_get_sysfs_path(void)
 {
-	const char *env = getenv("SYSFS_PATH");
-	size_t len;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	if (!env)
-		env = "/sys";
-	len = strlen(env);
-	while (len > 1 && env[len - 1] == '/')
-		len--;
-	if (len + 1 > size)
-		return -1;
-	memcpy(buf, env, len);
-	buf[len] = '\0';
-	return 0;
+	pthread_once(&once, sxrc_sysfs_path_init);
+	return sxrc_sysfs_path;
 }
 
 /*

@@ -45,7 +45,7 @@ SXCM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 	int flags = hints ? hints->ai_flags : 0;
 	int ret;
 
-	if (!res)
+	if (!res || (!node && !service && !hints))
 		return sxcm_errno(-EINVAL);
 	if (flags & ~(RAI_PASSIVE | RAI_NUMERICHOST | RAI_NOROUTE | RAI_FAMILY))
 		return EAI_BADFLAGS;
@@ -91,9 +91,23 @@ SXCM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 		}
 		freeaddrinfo(ai);
 		ai = NULL;
+	} else {
+		/* No name: the addresses are those the hints carry. */
+		r->ai_family = hints->ai_family;
+		if (hints->ai_dst_len && hints->ai_dst_addr) {
+			r->ai_dst_addr = sxcm_dup_addr(hints->ai_dst_addr,
+						       hints->ai_dst_len);
+			r->ai_dst_len = hints->ai_dst_len;
+			if (!r->ai_dst_addr)
+				goto nomem;
+		}
 	}
-	/* An active request keeps the source the hints name. */
-	if (!(flags & RAI_PASSIVE) && hints && hints->ai_src_len &&
+	/*
+	 * As in rdma-core, a source the hints name fills an empty one,
+	 * passive or not: libfabric's verbs provider asks for its bound
+	 * address this way (RAI_PASSIVE, ai_src_addr, no node or service).
+	 */
+	if (!r->ai_src_addr && hints && hints->ai_src_len &&
 	    hints->ai_src_addr) {
 		r->ai_src_addr = sxcm_dup_addr(hints->ai_src_addr,
 					       hints->ai_src_len);
@@ -102,10 +116,6 @@ SXCM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 			goto nomem;
 		if (!r->ai_family)
 			r->ai_family = hints->ai_src_addr->sa_family;
-	}
-	if (!r->ai_src_addr && !r->ai_dst_addr) {
-		ret = EAI_NONAME;
-		goto err;
 	}
 	*res = r;
 	return 0;

@@ -405,13 +405,27 @@ SXCM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id,
 	struct sxcm_list *p, *n;
 
 	pthread_mutex_lock(&sxcm_lock);
+	if (s->sync && !channel) {
+		pthread_mutex_unlock(&sxcm_lock);
+		return sxcm_errno(-EINVAL);
+	}
 	c = channel ? to_chan(channel) : sxcm_channel_new(true);
 	if (!c) {
 		pthread_mutex_unlock(&sxcm_lock);
 		return sxcm_errno(-ENOMEM);
 	}
-	/* As rdma-core: what was handed out must be acknowledged first. */
-	while (s->unacked)
+	/* As rdma-core: a synchronous id's last event goes with its channel. */
+	if (s->sync && id->event) {
+		sxcm_ack(sxcm_container_of(id->event, struct sxcm_event, ev));
+		id->event = NULL;
+	}
+	/*
+	 * As rdma-core: what was handed out must be acknowledged first,
+	 * except the id's own CONNECT_REQUEST, which rdma-core counts
+	 * against the listener: libfabric's verbs provider moves a new id
+	 * to its endpoint's channel before acknowledging the request.
+	 */
+	while (s->unacked > s->req_unacked)
 		pthread_cond_wait(&sxcm_cond, &sxcm_lock);
 	old = s->chan;
 	for (p = old->events.next; p != &old->events; p = n) {

@@ -40,7 +40,9 @@ static int sxcm_connect(struct sxcm_id *s, struct rdma_conn_param *p)
 
 	if (s->state != SXCM_ROUTE_RESOLVED)
 		return -EINVAL;
-	if (s->id.qp_type != IBV_QPT_RC && !ud)
+	/* XRC: the send QP connects like RC; its peer is an XRC_RECV QP. */
+	if (s->id.qp_type != IBV_QPT_RC && s->id.qp_type != IBV_QPT_XRC_SEND &&
+	    !ud)
 		return -EOPNOTSUPP;
 	if (p) {
 		ret = sxcm_check_param(p, ud ? SXCM_SIDR_REQ_PDATA :

@@ -138,6 +138,8 @@ int sxcm_next_event(struct sxcm_channel *c, bool nonblock,
 	sxcm_chan_unlink(c, e);
 	e->owner->unacked++;
 	e->owner->handed_out = true;
+	if (e->ev.listen_id)
+		e->owner->req_unacked = true;
 	*out = e;
 	return 0;
 }
@@ -145,6 +147,8 @@ int sxcm_next_event(struct sxcm_channel *c, bool nonblock,
 void sxcm_ack(struct sxcm_event *e)
 {
 	e->owner->unacked--;
+	if (e->ev.listen_id)
+		e->owner->req_unacked = false;
 	free(e);
 	pthread_cond_broadcast(&sxcm_cond);
 }

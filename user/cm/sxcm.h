@@ -174,6 +174,7 @@ struct sxcm_id {
 	struct sxcm_watch conn;		/* connection (or listening) socket */
 	struct sxcm_id *listener;	/* PENDING/REQ_RCVD children */
 	int unacked;			/* retrieved, not yet acknowledged */
+	bool req_unacked;		/* of which its own CONNECT_REQUEST */
 	/* connection parameters */
 	uint32_t psn;			/* our starting send PSN */
 	uint32_t remote_qpn, remote_psn;
