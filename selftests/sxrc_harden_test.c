@@ -1074,7 +1074,7 @@ static pid_t big_send_child(_Atomic int *st)
 
 /*
  * Killed in mid-copy, the poster dies at once, not when the copy would
- * have ended: well within a second, and well within what the whole copy
+ * have ended: well within a second, and in under half of what the whole copy
  * takes on this machine (measured first).
  */
 TEST_F(h, killable_in_a_2gib_wqe)
@@ -1105,7 +1105,7 @@ TEST_F(h, killable_in_a_2gib_wqe)
 	ms = now_ms() - t0;
 	EXPECT_TRUE(WIFSIGNALED(status));
 	EXPECT_GT(1000, ms) TH_LOG("took %.0f ms to die", ms);
-	EXPECT_GT(full / 3, ms) TH_LOG("took %.0f ms to die", ms);
+	EXPECT_GT(full / 2, ms) TH_LOG("took %.0f ms to die", ms);
 	TH_LOG("killed in %.0f ms", ms);
 }
 
