@@ -724,41 +724,48 @@ static void attack(struct __test_metadata *_metadata, struct node *n,
 	check_victim(_metadata, n, v1, v2, what);
 }
 
-TEST_F(h, rc_takes_messages_from_its_peer_only)
+/* A connected victim pair of @type, attacked with each of @ops in turn. */
+static void attack_pair(struct __test_metadata *_metadata, struct node *n,
+			enum ibv_qp_type type, const enum ibv_wr_opcode *ops,
+			const char *const *what, int nops)
 {
 	struct ibv_qp *v1, *v2;
+	int i;
 
-	v1 = qp_new(self->n.pd, self->n.cq, self->n.cq, NULL, IBV_QPT_RC);
-	v2 = qp_new(self->n.pd, self->n.cq, self->n.cq, NULL, IBV_QPT_RC);
+	v1 = qp_new(n->pd, n->cq, n->cq, NULL, type);
+	v2 = qp_new(n->pd, n->cq, n->cq, NULL, type);
 	ASSERT_NE(NULL, v1);
 	ASSERT_NE(NULL, v2);
 	ASSERT_EQ(0, pair_up(v1, v2));
-	ASSERT_EQ(0, post_recv_n(v2, NULL, 8, &self->n, 1, 64));
+	ASSERT_EQ(0, post_recv_n(v2, NULL, 8, n, 1, 64));
 
-	attack(_metadata, &self->n, v1, v2, IBV_WR_SEND, "rc send");
-	attack(_metadata, &self->n, v1, v2, IBV_WR_RDMA_WRITE, "rc write");
-	attack(_metadata, &self->n, v1, v2, IBV_WR_RDMA_READ, "rc read");
-	attack(_metadata, &self->n, v1, v2, IBV_WR_ATOMIC_FETCH_AND_ADD,
-	       "rc atomic");
+	for (i = 0; i < nops; i++)
+		attack(_metadata, n, v1, v2, ops[i], what[i]);
 	ibv_destroy_qp(v1);
 	ibv_destroy_qp(v2);
 }
 
+TEST_F(h, rc_takes_messages_from_its_peer_only)
+{
+	static const enum ibv_wr_opcode ops[] = {
+		IBV_WR_SEND, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ,
+		IBV_WR_ATOMIC_FETCH_AND_ADD,
+	};
+	static const char *const what[] = {
+		"rc send", "rc write", "rc read", "rc atomic",
+	};
+
+	attack_pair(_metadata, &self->n, IBV_QPT_RC, ops, what, 4);
+}
+
 TEST_F(h, uc_takes_messages_from_its_peer_only)
 {
-	struct ibv_qp *v1, *v2;
+	static const enum ibv_wr_opcode ops[] = {
+		IBV_WR_SEND, IBV_WR_RDMA_WRITE,
+	};
+	static const char *const what[] = { "uc send", "uc write" };
 
-	v1 = qp_new(self->n.pd, self->n.cq, self->n.cq, NULL, IBV_QPT_UC);
-	v2 = qp_new(self->n.pd, self->n.cq, self->n.cq, NULL, IBV_QPT_UC);
-	ASSERT_NE(NULL, v1);
-	ASSERT_NE(NULL, v2);
-	ASSERT_EQ(0, pair_up(v1, v2));
-	ASSERT_EQ(0, post_recv_n(v2, NULL, 8, &self->n, 1, 64));
-
-	attack(_metadata, &self->n, v1, v2, IBV_WR_SEND, "uc send");
-	attack(_metadata, &self->n, v1, v2, IBV_WR_RDMA_WRITE, "uc write");
-	ibv_destroy_qp(v1);
-	ibv_destroy_qp(v2);
+	attack_pair(_metadata, &self->n, IBV_QPT_UC, ops, what, 2);
 }
 
 /*
