@@ -267,6 +267,8 @@ static int sxrc_dev_add(u32 index)
 
 	dev->index = index;
 	snprintf(dev->name, sizeof(dev->name), SXRC_DEV_PREFIX "%u", index);
+	snprintf(dev->nodename, sizeof(dev->nodename), "infiniband/%s",
+		 dev->name);
 	/*
 	 * A locally administered EUI-64: 0x02 in the first byte marks it as
 	 * not IEEE-assigned; the low bytes keep devices of one host apart.
@@ -290,6 +292,8 @@ static int sxrc_dev_add(u32 index)
 
 	dev->misc.minor = MISC_DYNAMIC_MINOR;
 	dev->misc.name = dev->name;
+	/* /dev/infiniband/softxrcN, beside uverbs: where tools look. */
+	dev->misc.nodename = dev->nodename;
 	dev->misc.fops = &sxrc_fops;
 	dev->misc.groups = sxrc_dev_groups;
 	/* Like uverbs: any user may open; pinning is bounded by MEMLOCK. */
@@ -379,3 +383,9 @@ module_exit(sxrc_exit);
 MODULE_AUTHOR("The softxrc developers");
 MODULE_DESCRIPTION("softxrc: software RDMA verbs device with XRC");
 MODULE_LICENSE("Dual BSD/GPL");
+/*
+ * softxrc uses nothing of ib_core, but ib_core's class directory,
+ * /sys/class/infiniband, is how Open MPI (and hwloc) decide that a host
+ * has RDMA devices at all; modprobe skips a missing soft dependency.
+ */
+MODULE_SOFTDEP("pre: ib_core");

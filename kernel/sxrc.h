@@ -83,10 +83,11 @@ struct sxrc_stats {
 };
 
 /**
- * struct sxrc_dev - one softxrc device, /dev/softxrcN
+ * struct sxrc_dev - one softxrc device, /dev/infiniband/softxrcN
  * @misc: the character device; its this_device carries the sysfs files
  * @index: N
  * @name: "softxrcN"
+ * @nodename: "infiniband/softxrcN", its node under /dev
  * @node_guid: node GUID, network byte order; GID 0 is fe80::@node_guid
  * @port_state: SXRC_PORT_ACTIVE or SXRC_PORT_DOWN, set through sysfs
  * @lock: protects @ctx_list and @ctx_next
@@ -121,6 +122,7 @@ struct sxrc_dev {
 	struct miscdevice misc;
 	u32 index;
 	char name[16];
+	char nodename[32];
 	__be64 node_guid;
 	u32 port_state;
 	spinlock_t lock;		/* protects ctx_list, ctx_next */

@@ -2,7 +2,7 @@
 /*
  * softxrc: user contexts, the handle table and the ioctl dispatcher.
  *
- * Every open() of /dev/softxrcN is a context.  Objects are reached only
+ * Every open() of /dev/infiniband/softxrcN is a context.  Objects are reached only
  * through the context's handle table, so a handle means nothing on
  * another fd.  Creation is two-phase: the handle is reserved, the object
  * is built, its handle is copied out, and only then is it published; a

@@ -18,7 +18,7 @@
 
 #include <rdma/softxrc-abi.h>
 
-#define SXRC_DEV	"/dev/softxrc0"
+#define SXRC_DEV	"/dev/infiniband/softxrc0"
 #define SXRC_SYSFS	"/sys/class/misc/softxrc0"
 
 /* Raw SXRC_IOCTL_INVOKE: returns 0 or -errno. */

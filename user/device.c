@@ -3,7 +3,7 @@
  * softxrc userspace library: devices, contexts and their queries.
  *
  * Devices are found in sysfs (/sys/class/misc/softxrcN) and opened through
- * /dev/softxrcN.  A struct sxrc_device, once found, lives as long as the
+ * /dev/infiniband/softxrcN (/dev/softxrcN on older modules).  A struct sxrc_device, once found, lives as long as the
  * process: applications may keep an ibv_device pointer after freeing the
  * list that returned it, as long as a context on it is open, and rdma-core
  * makes the same promise.
@@ -154,11 +154,15 @@ SXRC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct sxrc_query_ctx_out q;
 	struct sxrc_context *ctx;
-	char path[IBV_SYSFS_NAME_MAX + 8];
+	char path[IBV_SYSFS_NAME_MAX + 24];
 	int fd, ret;
 
-	snprintf(path, sizeof(path), "/dev/%s", device->dev_name);
+	snprintf(path, sizeof(path), "/dev/infiniband/%s", device->dev_name);
 	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		snprintf(path, sizeof(path), "/dev/%s", device->dev_name);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+	}
 	if (fd < 0)
 		return NULL;
 

@@ -4,7 +4,7 @@
  *
  * The library is a drop-in libibverbs.so.1.  Its public API is exactly
  * rdma-core's <infiniband/verbs.h>; behind it, every verb is marshalled
- * into SXRC_IOCTL_INVOKE calls on /dev/softxrcN (uapi/rdma/softxrc-abi.h).
+ * into SXRC_IOCTL_INVOKE calls on /dev/infiniband/softxrcN (uapi/rdma/softxrc-abi.h).
  */
 #ifndef SXRC_USER_H
 #define SXRC_USER_H
@@ -25,7 +25,7 @@
 #define SXRC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /**
- * struct sxrc_device - one /dev/softxrcN, as ibv_get_device_list() sees it
+ * struct sxrc_device - one /dev/infiniband/softxrcN, as ibv_get_device_list() sees it
  * @ibdev: what the application holds
  * @index: N
  * @node_guid: from sysfs, network byte order
