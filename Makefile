@@ -63,6 +63,7 @@ user:
 
 selftests: user
 	$(MAKE) -C $(TOP)/selftests BUILD=$(BUILD) LINUX_SOURCE=$(LINUX_SOURCE)
+	$(MAKE) -C $(TOP)/selftests/mpi BUILD=$(BUILD)
 
 # Benchmarks (not tests): softxrc against rdma_rxe and memcpy in one guest;
 # the report lands in build/bench/results.txt.

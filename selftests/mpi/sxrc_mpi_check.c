@@ -7,6 +7,8 @@
  * Built with either MPI's wrapper (mpicc.openmpi, mpicc.mpich); it knows
  * nothing of softxrc: the transport is whatever the MPI library picked.
  * Exit status 0 when every rank saw correct data, 1 otherwise.
+ * SXRC_MPI_MAX caps the point-to-point size, SXRC_MPI_ROUNDS repeats the
+ * whole workload, SXRC_MPI_VERBOSE reports each step.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -122,12 +124,34 @@ static void allreduce(size_t count)
 	free(out);
 }
 
+/* One round: every test above, every size. */
+static void workload(unsigned char *sbuf, unsigned char *rbuf, size_t max_msg)
+{
+	for (size_t size = 8; size <= max_msg; size *= 2) {
+		pt2pt(sbuf, rbuf, size);
+		if (verbose && !rank)
+			printf("sxrc_mpi_check: pt2pt %zu B done\n", size);
+	}
+	/* Sizes that are not powers of two cross protocol boundaries. */
+	pt2pt(sbuf, rbuf, 12345);
+	pt2pt(sbuf, rbuf, 65537);
+	for (size_t block = 8; block <= (256u << 10); block *= 8)
+		alltoall(block);
+	if (verbose && !rank)
+		printf("sxrc_mpi_check: alltoall done\n");
+	for (size_t count = 1; count <= (512u << 10); count *= 16)
+		allreduce(count);
+	if (verbose && !rank)
+		printf("sxrc_mpi_check: allreduce done\n");
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long total = 0;
 	unsigned char *sbuf, *rbuf;
 	char name[MPI_MAX_LIBRARY_VERSION_STRING];
 	size_t max_msg = MAX_MSG;
+	unsigned long rounds = 1;
 	const char *env;
 	int len;
 
@@ -136,6 +160,10 @@ int main(int argc, char **argv)
 	if (env && strtoul(env, NULL, 0) >= 8 &&
 	    strtoul(env, NULL, 0) <= MAX_MSG)
 		max_msg = strtoul(env, NULL, 0);
+	/* SXRC_MPI_ROUNDS: run the whole workload that many times */
+	env = getenv("SXRC_MPI_ROUNDS");
+	if (env && strtoul(env, NULL, 0) >= 1)
+		rounds = strtoul(env, NULL, 0);
 	verbose = !!getenv("SXRC_MPI_VERBOSE");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	MPI_Init(&argc, &argv);
@@ -153,22 +181,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rank %d: out of memory\n", rank);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
-	for (size_t size = 8; size <= max_msg; size *= 2) {
-		pt2pt(sbuf, rbuf, size);
+	for (unsigned long round = 0; round < rounds; round++) {
+		workload(sbuf, rbuf, max_msg);
 		if (verbose && !rank)
-			printf("sxrc_mpi_check: pt2pt %zu B done\n", size);
+			printf("sxrc_mpi_check: round %lu done\n", round);
 	}
-	/* Sizes that are not powers of two cross protocol boundaries. */
-	pt2pt(sbuf, rbuf, 12345);
-	pt2pt(sbuf, rbuf, 65537);
-	for (size_t block = 8; block <= (256u << 10); block *= 8)
-		alltoall(block);
-	if (verbose && !rank)
-		printf("sxrc_mpi_check: alltoall done\n");
-	for (size_t count = 1; count <= (512u << 10); count *= 16)
-		allreduce(count);
-	if (verbose && !rank)
-		printf("sxrc_mpi_check: allreduce done\n");
 	free(sbuf);
 	free(rbuf);
 

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Debian's MPI and fabric stacks, unmodified, on softxrc0.
+ *
+ * mpi.*: selftests/mpi/run-mpi runs sxrc_mpi_check (every byte checked)
+ * as one job per stack and rank count; afterwards no object of the job is
+ * left on the device.  SXRC_MPI_RANKS (default "2 4 8") chooses the rank
+ * counts run here, so that tools/check can spread them over its kernels.
+ * fabric.*: libfabric's fi_info / fi_pingpong and UCX's ucx_info /
+ * ucx_perftest, each server and client a process of its own.
+ * kill.*: one rank of a running job is killed with SIGKILL: the job ends
+ * within its MPI timeout and the device is back to zero objects.
+ *
+ * Every test skips when its stack is not installed (tools/deps installs
+ * them) or the MPI programs are not built (make -C selftests/mpi).
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "sxrc_test.h"
+#include "kselftest_harness.h"
+
+#define OUT_MAX		(256 << 10)
+
+/* Objects a finished job must have given back. */
+static const char * const sxrc_job_objects[] = {
+	"objects/contexts", "objects/pd", "objects/mr", "objects/cq",
+	"objects/qp", "objects/srq", "objects/mr_pages",
+};
+
+static bool have(const char *prog)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/usr/bin/%s", prog);
+	return access(path, X_OK) == 0;
+}
+
+/*
+ * Run @cmd through sh with output in *@out (NUL-terminated, caller frees),
+ * killed (with its process group) after @secs.  Returns the exit status,
+ * or -1 when it had to be killed.
+ */
+static int run(const char *cmd, int secs, char **out)
+{
+	char path[] = "/tmp/sxrc_mpi_test.XXXXXX";
+	int fd, status, waited = 0;
+	pid_t pid;
+	ssize_t n;
+
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -2;
+	unlink(path);
+	pid = fork();
+	if (pid < 0)
+		return -2;
+	if (!pid) {
+		setpgid(0, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (waited >= secs * 10) {
+			kill(-pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			status = -1;
+			break;
+		}
+		usleep(100000);
+		waited++;
+	}
+	*out = calloc(1, OUT_MAX);
+	if (*out) {
+		n = pread(fd, *out, OUT_MAX - 1, 0);
+		if (n < 0)
+			n = 0;
+		(*out)[n] = 0;
+	}
+	close(fd);
+	if (status == -1)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Print the last @n lines of @s (a failing program's own words). */
+static void tail(const char *s, int n)
+{
+	const char *p = s + strlen(s);
+
+	while (p > s && n >= 0)
+		if (*--p == '\n')
+			n--;
+	fprintf(stderr, "%s\n", p);
+}
+
+/* Every job object is gone within @ms: all counts zero. */
+static bool device_idle(int ms)
+{
+	bool idle = true;
+
+	for (size_t i = 0; i < sizeof(sxrc_job_objects) / sizeof(*sxrc_job_objects); i++) {
+		long v = sxrc_wait_count(sxrc_job_objects[i], 0, ms);
+
+		if (v) {
+			fprintf(stderr, "# %s is %ld\n", sxrc_job_objects[i], v);
+			idle = false;
+		}
+	}
+	return idle;
+}
+
+static bool mpi_built(const char *stack)
+{
+	const char *mpi = strcmp(stack, "mpich") ? "openmpi" : "mpich";
+	char path[128];
+
+	snprintf(path, sizeof(path), "build/mpi/sxrc_mpi_check.%s", mpi);
+	return access(path, X_OK) == 0 && have(strcmp(stack, "mpich") ?
+					       "mpirun.openmpi" : "mpirun.mpich");
+}
+
+/* SXRC_MPI_TESTS: the groups to run here (default all: "mpi fabric kill"). */
+static bool group_chosen(const char *group)
+{
+	const char *env = getenv("SXRC_MPI_TESTS");
+	char *list, *tok, *save;
+	bool found = false;
+
+	if (!env)
+		return true;
+	list = strdup(env);
+	for (tok = strtok_r(list, " ,", &save); tok && !found;
+	     tok = strtok_r(NULL, " ,", &save))
+		found = !strcmp(tok, group);
+	free(list);
+	return found;
+}
+
+static bool ranks_chosen(int np)
+{
+	const char *env = getenv("SXRC_MPI_RANKS");
+	char *list, *tok, *save;
+	bool found = false;
+
+	if (!env)
+		return true;
+	list = strdup(env);
+	for (tok = strtok_r(list, " ,", &save); tok && !found;
+	     tok = strtok_r(NULL, " ,", &save))
+		found = atoi(tok) == np;
+	free(list);
+	return found;
+}
+
+FIXTURE(mpi) {
+};
+
+FIXTURE_VARIANT(mpi) {
+	const char *stack;
+};
+
+FIXTURE_VARIANT_ADD(mpi, openib) { .stack = "openib" };
+FIXTURE_VARIANT_ADD(mpi, ucx_rc) { .stack = "ucx-rc" };
+FIXTURE_VARIANT_ADD(mpi, ucx_ud) { .stack = "ucx-ud" };
+FIXTURE_VARIANT_ADD(mpi, ofi_rc) { .stack = "ofi-rc" };
+FIXTURE_VARIANT_ADD(mpi, mpich) { .stack = "mpich" };
+
+FIXTURE_SETUP(mpi)
+{
+}
+
+FIXTURE_TEARDOWN(mpi)
+{
+}
+
+static void mpi_job(struct __test_metadata *_metadata, const char *stack,
+		    int np)
+{
+	char cmd[256], *out = NULL;
+	int rc;
+
+	if (!group_chosen("mpi"))
+		SKIP(return, "mpi tests run on another kernel (SXRC_MPI_TESTS)");
+	if (!mpi_built(stack))
+		SKIP(return, "%s: MPI not installed or selftests/mpi not built",
+		     stack);
+	if (!ranks_chosen(np))
+		SKIP(return, "%d ranks run on another kernel (SXRC_MPI_RANKS)", np);
+	ASSERT_TRUE(device_idle(0));
+	snprintf(cmd, sizeof(cmd), "NP=%d TIMEOUT=240 selftests/mpi/run-mpi %s",
+		 np, stack);
+	rc = run(cmd, 270, &out);
+	ASSERT_NE(NULL, out);
+	if (rc || !strstr(out, "sxrc_mpi_check: PASS (0 errors)"))
+		tail(out, 25);
+	EXPECT_EQ(0, rc);
+	EXPECT_NE(NULL, strstr(out, "sxrc_mpi_check: PASS (0 errors)"));
+	free(out);
+	EXPECT_TRUE(device_idle(10000));
+}
+
+TEST_F_TIMEOUT(mpi, ranks_2, 300)
+{
+	mpi_job(_metadata, variant->stack, 2);
+}
+
+TEST_F_TIMEOUT(mpi, ranks_4, 300)
+{
+	mpi_job(_metadata, variant->stack, 4);
+}
+
+TEST_F_TIMEOUT(mpi, ranks_8, 300)
+{
+	mpi_job(_metadata, variant->stack, 8);
+}
+
+/*
+ * A server and a client of one program, each in its own process; both
+ * must exit 0 and print @want.  @env prefixes both command lines.
+ */
+static void pair(struct __test_metadata *_metadata, const char *env,
+		 const char *prog, const char *args, const char *want)
+{
+	char srv[1024], *out = NULL;
+	int rc;
+
+	if (_metadata->skip)	/* by the fixture's setup */
+		return;
+	if (!have(prog))
+		SKIP(return, "%s not installed", prog);
+	/* The server's output goes to a file the client's command reads. */
+	snprintf(srv, sizeof(srv),
+		 "%s %s %s >/tmp/sxrc_pair.out 2>&1 & sleep 2; %s %s 127.0.0.1 %s; c=$?; wait $!; s=$?; "
+		 "echo '# server:'; cat /tmp/sxrc_pair.out; rm -f /tmp/sxrc_pair.out; "
+		 "[ $c = 0 ] && [ $s = 0 ]",
+		 env, prog, args, env, prog, args);
+	rc = run(srv, 120, &out);
+	ASSERT_NE(NULL, out);
+	if (rc || !strstr(out, want))
+		tail(out, 30);
+	EXPECT_EQ(0, rc);
+	EXPECT_NE(NULL, strstr(out, want));
+	free(out);
+	EXPECT_TRUE(device_idle(10000));
+}
+
+/* fi_info's list (not -v) has an entry of @domain with endpoint @type. */
+static bool fi_lists(const char *out, const char *domain, const char *type)
+{
+	char dom[64], typ[64];
+	const char *p = out, *end;
+
+	snprintf(dom, sizeof(dom), "domain: %s\n", domain);
+	snprintf(typ, sizeof(typ), "type: %s\n", type);
+	while ((p = strstr(p, dom))) {
+		/* the entry ends where the next one begins */
+		end = strstr(p, "provider:");
+		p += strlen(dom);
+		if (strstr(p, typ) && (!end || strstr(p, typ) < end))
+			return true;
+	}
+	return false;
+}
+
+/* fi_info lists softxrc0 for MSG and DGRAM endpoints, and its XRC domain. */
+FIXTURE(fabric) {
+};
+
+FIXTURE_SETUP(fabric)
+{
+	if (!group_chosen("fabric"))
+		SKIP(return, "fabric tests run on another kernel (SXRC_MPI_TESTS)");
+}
+
+FIXTURE_TEARDOWN(fabric)
+{
+}
+
+TEST_F(fabric, fi_info)
+{
+	char *out = NULL;
+	int rc;
+
+	if (_metadata->skip)
+		return;
+	if (!have("fi_info"))
+		SKIP(return, "libfabric-bin not installed");
+	rc = run("fi_info -p verbs", 60, &out);
+	ASSERT_NE(NULL, out);
+	EXPECT_EQ(0, rc);
+	EXPECT_TRUE(fi_lists(out, "softxrc0", "FI_EP_MSG"));
+	EXPECT_TRUE(fi_lists(out, "softxrc0-dgram", "FI_EP_DGRAM"));
+	if (!_metadata->passed)
+		tail(out, 40);
+	free(out);
+
+	rc = run("FI_VERBS_PREFER_XRC=1 FI_OFI_RXM_USE_SRX=1 fi_info -p 'verbs;ofi_rxm'",
+		 60, &out);
+	ASSERT_NE(NULL, out);
+	EXPECT_EQ(0, rc);
+	EXPECT_TRUE(fi_lists(out, "softxrc0-xrc", "FI_EP_RDM"));
+	free(out);
+}
+
+TEST_F_TIMEOUT(fabric, fi_pingpong_msg, 150)
+{
+	pair(_metadata, "", "fi_pingpong",
+	     "-p verbs -e msg -d softxrc0 -I 200 -S 65536 -c", "=200");
+}
+
+TEST_F_TIMEOUT(fabric, fi_pingpong_dgram, 150)
+{
+	pair(_metadata, "", "fi_pingpong",
+	     "-p verbs -e dgram -d softxrc0-dgram -I 100 -S 1024 -c", "=100");
+}
+
+TEST_F_TIMEOUT(fabric, fi_pingpong_rdm_rc, 150)
+{
+	pair(_metadata, "", "fi_pingpong",
+	     "-p 'verbs;ofi_rxm' -e rdm -d softxrc0 -I 50 -S 65536 -c", "=50");
+}
+
+/* ofi_rxm over XRC message endpoints: XRC send QP, XRC SRQ, receive QP. */
+TEST_F_TIMEOUT(fabric, fi_pingpong_rdm_xrc, 150)
+{
+	pair(_metadata, "FI_VERBS_PREFER_XRC=1 FI_OFI_RXM_USE_SRX=1",
+	     "fi_pingpong",
+	     "-p 'verbs;ofi_rxm' -e rdm -d softxrc0-xrc -I 50 -S 65536 -c",
+	     "=50");
+}
+
+TEST_F(fabric, ucx_info)
+{
+	char *out = NULL;
+	int rc;
+
+	if (_metadata->skip)
+		return;
+	if (!have("ucx_info"))
+		SKIP(return, "ucx-utils not installed");
+	rc = run("ucx_info -d", 60, &out);
+	ASSERT_NE(NULL, out);
+	EXPECT_EQ(0, rc);
+	EXPECT_NE(NULL, strstr(out, "Transport: rc_verbs\n#         Device: softxrc0:1"));
+	EXPECT_NE(NULL, strstr(out, "Transport: ud_verbs\n#         Device: softxrc0:1"));
+	if (!_metadata->passed)
+		tail(out, 40);
+	free(out);
+}
+
+TEST_F_TIMEOUT(fabric, ucx_perftest_tag, 150)
+{
+	pair(_metadata, "UCX_NET_DEVICES=softxrc0:1 UCX_TLS=rc_verbs,ud_verbs",
+	     "ucx_perftest", "-t tag_lat -n 1000", "Final:");
+}
+
+TEST_F_TIMEOUT(fabric, ucx_perftest_put, 150)
+{
+	pair(_metadata, "", "ucx_perftest",
+	     "-d softxrc0:1 -x rc_verbs -t put_bw -D zcopy -s 65536 -n 200",
+	     "Final:");
+}
+
+/* The pid of one process named @comm (a prefix of it, as /proc shows). */
+static pid_t find_proc(const char *comm)
+{
+	struct dirent *de;
+	pid_t found = 0;
+	DIR *d;
+
+	d = opendir("/proc");
+	if (!d)
+		return 0;
+	while (!found && (de = readdir(d))) {
+		char path[300], name[32] = "";
+		FILE *f;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(name, sizeof(name), f) &&
+		    !strncmp(name, comm, strlen(comm)))
+			found = atoi(de->d_name);
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * One rank of a 4-rank job is killed while the job moves data: the others
+ * fail (mpirun reports it and ends the job), no later than the job's
+ * timeout, and every object of the job goes, pinned pages included.
+ */
+static void kill_rank(struct __test_metadata *_metadata, const char *stack)
+{
+	int rc, i, status, waited;
+	pid_t victim, job;
+	char cmd[256];
+
+	if (_metadata->skip)	/* by the fixture's setup */
+		return;
+	if (!mpi_built(stack))
+		SKIP(return, "%s: MPI not installed or selftests/mpi not built",
+		     stack);
+	ASSERT_TRUE(device_idle(0));
+	/* The job in the background, the killer here. */
+	snprintf(cmd, sizeof(cmd),
+		 "NP=4 TIMEOUT=120 SXRC_MPI_ROUNDS=1000 selftests/mpi/run-mpi %s",
+		 stack);
+	job = fork();
+	ASSERT_LE(0, job);
+	if (!job) {
+		char *o = NULL;
+
+		rc = run(cmd, 150, &o);
+		_exit(rc == -1 ? 99 : rc == 0 ? 98 : 0);
+	}
+	/* Wait until the ranks have QPs (MPI_Init is done). */
+	for (i = 0; i < 900 && sxrc_sysfs_long("objects/qp") < 4; i++)
+		usleep(100000);
+	EXPECT_LE(4, sxrc_sysfs_long("objects/qp"));
+	usleep(1000000);
+	victim = find_proc("sxrc_mpi_check");
+	EXPECT_NE(0, victim);
+	if (victim)
+		kill(victim, SIGKILL);
+	/* The job must end by itself, well before run()'s limit. */
+	for (waited = 0; waited < 1400; waited++) {
+		if (waitpid(job, &status, WNOHANG) == job)
+			break;
+		usleep(100000);
+	}
+	ASSERT_GT(1400, waited) {
+		kill(job, SIGKILL);
+		waitpid(job, &status, 0);
+	}
+	/* 99: run() had to kill the job; 98: the job said it passed. */
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	EXPECT_EQ(0, rc);
+	TH_LOG("job ended %.1f s after the kill", waited / 10.0);
+	EXPECT_EQ(0, find_proc("sxrc_mpi_check"));
+	EXPECT_TRUE(device_idle(20000));
+}
+
+FIXTURE(kill) {
+};
+
+FIXTURE_SETUP(kill)
+{
+	if (!group_chosen("kill"))
+		SKIP(return, "kill tests run on another kernel (SXRC_MPI_TESTS)");
+}
+
+FIXTURE_TEARDOWN(kill)
+{
+}
+
+TEST_F_TIMEOUT(kill, openib_rank, 240)
+{
+	kill_rank(_metadata, "openib");
+}
+
+TEST_F_TIMEOUT(kill, ucx_rank, 240)
+{
+	kill_rank(_metadata, "ucx-rc");
+}
+
+TEST_HARNESS_MAIN
