@@ -419,6 +419,8 @@ struct sxrc_channel {
  * @lock: protects @ring, @prod, @error and @dead; taken by every producer
  *	and by resize
  * @ring: the CQE ring shared with the library
+ * @stride: bytes per slot, sizeof(struct sxrc_cqe) or of struct
+ *	sxrc_cqe_ts (SXRC_CQ_CREATE_TIMESTAMP); set at creation
  * @prod: the kernel's own producer index (the ring's copy is only
  *	published, never read back)
  * @error: overrun happened; nothing more is produced
@@ -434,6 +436,7 @@ struct sxrc_cq {
 	struct sxrc_obj obj;
 	spinlock_t lock;	/* protects ring, prod, error, dead */
 	struct sxrc_ring *ring;
+	u32 stride;
 	u32 prod;
 	bool error;
 	bool dead;

@@ -139,13 +139,17 @@ enum sxrc_ctx_method {
  * @SXRC_FEATURE_ASYNC_EVENTS: read()/poll() on the device fd deliver
  *	struct sxrc_async_event records
  * @SXRC_FEATURE_XRC: XRC domains, SRQs and QPs (SXRC_OBJ_XRCD)
+ * @SXRC_FEATURE_CQE_TIMESTAMP: SXRC_CQ_CREATE_TIMESTAMP, CQEs that carry
+ *	the time they were produced (struct sxrc_cqe_ts)
  */
 enum sxrc_features {
 	SXRC_FEATURE_ASYNC_EVENTS = 1 << 0,
 	SXRC_FEATURE_XRC = 1 << 1,
+	SXRC_FEATURE_CQE_TIMESTAMP = 1 << 2,
 };
 
-#define SXRC_FEATURES_ALL	(SXRC_FEATURE_ASYNC_EVENTS | SXRC_FEATURE_XRC)
+#define SXRC_FEATURES_ALL	(SXRC_FEATURE_ASYNC_EVENTS | SXRC_FEATURE_XRC | \
+				 SXRC_FEATURE_CQE_TIMESTAMP)
 
 /**
  * struct sxrc_query_ctx_out - SXRC_CTX_QUERY output; the method has no
@@ -637,6 +641,23 @@ struct sxrc_cqe {
 	__u8 reserved;
 };
 
+/**
+ * struct sxrc_cqe_ts - a completion and when it was produced
+ * @cqe: the completion
+ * @ts_ns: CLOCK_MONOTONIC, in nanoseconds, when the kernel produced it
+ *	(the "completion clock": the same clock clock_gettime() reads, so
+ *	the device's raw clock is CLOCK_MONOTONIC at 1 GHz)
+ * @wallclock_ns: CLOCK_REALTIME at the same moment, nanoseconds since
+ *	the Epoch
+ *
+ * The slot of a CQ created with SXRC_CQ_CREATE_TIMESTAMP.
+ */
+struct sxrc_cqe_ts {
+	struct sxrc_cqe cqe;
+	__aligned_u64 ts_ns;
+	__aligned_u64 wallclock_ns;
+};
+
 /* --------------------------------------------------------------------
  * SXRC_OBJ_CQ
  */
@@ -652,7 +673,7 @@ enum sxrc_cq_method {
  * @cqe: entries wanted, 1 to max_cqe
  * @channel_fd: completion channel fd, or -1 for none
  * @comp_vector: completion vector, < num_comp_vectors
- * @flags: zero
+ * @flags: SXRC_CQ_CREATE_* (SXRC_FEATURE_CQE_TIMESTAMP announces them)
  */
 struct sxrc_create_cq_in {
 	__aligned_u64 user_cookie;
@@ -662,20 +683,34 @@ struct sxrc_create_cq_in {
 	__u32 flags;
 };
 
+/* sxrc_create_cq_in.flags */
+#define SXRC_CQ_CREATE_TIMESTAMP	_BITUL(0)	/* slots: sxrc_cqe_ts */
+#define SXRC_CQ_CREATE_FLAGS_ALL	SXRC_CQ_CREATE_TIMESTAMP
+
 /**
  * struct sxrc_cq_ring_out - output of SXRC_CQ_CREATE and _RESIZE
  * @handle: the CQ
  * @cqe: entries the ring holds (a power of two, >= what was asked)
  * @mmap_offset: offset to mmap the ring at
- * @mmap_size: bytes to map: SXRC_RING_HDR_SIZE + @cqe * sizeof(sxrc_cqe),
+ * @mmap_size: bytes to map: SXRC_RING_HDR_SIZE + @cqe * @cqe_stride,
  *	rounded up to a page
+ * @cqe_stride: bytes per slot: sizeof(struct sxrc_cqe), or
+ *	sizeof(struct sxrc_cqe_ts) for a CQ created with
+ *	SXRC_CQ_CREATE_TIMESTAMP (a kernel that defines only the first
+ *	SXRC_CQ_RING_OUT_V1 bytes knows no flag, and its slots are
+ *	struct sxrc_cqe)
+ * @reserved: zero
  */
 struct sxrc_cq_ring_out {
 	__u32 handle;
 	__u32 cqe;
 	__aligned_u64 mmap_offset;
 	__aligned_u64 mmap_size;
+	__u32 cqe_stride;
+	__u32 reserved;
 };
+
+#define SXRC_CQ_RING_OUT_V1	24
 
 /**
  * struct sxrc_resize_cq_in - input of SXRC_CQ_RESIZE
