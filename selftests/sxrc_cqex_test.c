@@ -3,7 +3,8 @@
  * softxrc selftest: the extended verbs of rdma-core.  Extended CQs
  * (ibv_create_cq_ex(), ibv_start_poll() and the ibv_wc_read_*()
  * accessors, completion timestamps, ibv_query_rt_values_ex()) on RC, UD
- * and XRC SRQs.
+ * and XRC SRQs; and the ibv_wr_*() posting API on a QP in a state that
+ * cannot send.
  */
 #include <endian.h>
 #include <infiniband/verbs.h>
@@ -257,6 +258,119 @@ static int poll_ex(struct ibv_cq_ex *cq, uint64_t flags, struct rec *r,
 		usleep(1000);
 	}
 	return got;
+}
+
+/* ------------------------------------------------------------------
+ * ibv_wr_*() on a QP that cannot send
+ */
+
+static void wr_send_one(struct ibv_qp_ex *x, uint32_t lkey, void *addr,
+			uint64_t wr_id)
+{
+	ibv_wr_start(x);
+	x->wr_id = wr_id;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, lkey, (uintptr_t)addr, 64);
+}
+
+/*
+ * RESET, INIT and RTR: ibv_wr_complete() fails with EINVAL as
+ * ibv_post_send() does, and nothing is executed, then or later.
+ */
+TEST_F(ex, wr_complete_wrong_state)
+{
+	struct ibv_cq_ex *cqa, *cqb;
+	struct ibv_qp *a, *b;
+	struct ibv_qp_ex *x;
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND, .num_sge = 0 };
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_ERR };
+	struct ibv_send_wr *bad;
+	struct rec r[8];
+
+	cqa = cq_ex(self->ctx, WC_ALL);
+	cqb = cq_ex(self->ctx, WC_ALL);
+	ASSERT_NE(NULL, cqa);
+	ASSERT_NE(NULL, cqb);
+	a = qp_ex(self, IBV_QPT_RC, cqa);
+	b = qp_ex(self, IBV_QPT_RC, cqb);
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	x = ibv_qp_to_qp_ex(a);
+	ASSERT_NE(NULL, x);
+	ASSERT_EQ(0, connect_qp(b, a->qp_num));
+	ASSERT_EQ(0, post_recv(self, b, 50, 4096, 4096));
+	ASSERT_EQ(0, post_recv(self, b, 51, 8192, 4096));
+
+	/* RESET */
+	wr_send_one(x, self->mr->lkey, self->buf, 1);
+	EXPECT_EQ(EINVAL, ibv_wr_complete(x));
+	EXPECT_EQ(EINVAL, ibv_post_send(a, &swr, &bad));
+	/* INIT */
+	ASSERT_EQ(0, to_init(a));
+	wr_send_one(x, self->mr->lkey, self->buf, 2);
+	EXPECT_EQ(EINVAL, ibv_wr_complete(x));
+	/* RTR */
+	ASSERT_EQ(0, to_rtr(a, b->qp_num, 0));
+	wr_send_one(x, self->mr->lkey, self->buf, 3);
+	ibv_wr_send(x);		/* a batch of two fails whole */
+	ibv_wr_set_sge(x, self->mr->lkey, (uintptr_t)self->buf, 64);
+	EXPECT_EQ(EINVAL, ibv_wr_complete(x));
+	EXPECT_EQ(0, poll_ex(cqa, WC_ALL, r, 8, 20));
+	EXPECT_EQ(0, poll_ex(cqb, WC_ALL, r, 8, 0));
+
+	/* RTS: only what is posted now runs. */
+	ASSERT_EQ(0, to_rts(a));
+	wr_send_one(x, self->mr->lkey, self->buf, 4);
+	ASSERT_EQ(0, ibv_wr_complete(x));
+	ASSERT_EQ(1, poll_ex(cqa, WC_ALL, r, 8, 2000));
+	EXPECT_EQ(4, r[0].wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, r[0].status);
+	EXPECT_EQ(0, poll_ex(cqa, WC_ALL, r, 8, 50));
+	ASSERT_EQ(1, poll_ex(cqb, WC_ALL, r, 8, 2000));
+	EXPECT_EQ(50, r[0].wr_id);
+	EXPECT_EQ(0, poll_ex(cqb, WC_ALL, r, 8, 20));
+
+	/* The error state takes work requests and flushes them. */
+	ASSERT_EQ(0, ibv_modify_qp(a, &at, IBV_QP_STATE));
+	wr_send_one(x, self->mr->lkey, self->buf, 5);
+	ASSERT_EQ(0, ibv_wr_complete(x));
+	ASSERT_EQ(1, poll_ex(cqa, WC_ALL, r, 8, 2000));
+	EXPECT_EQ(5, r[0].wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, r[0].status);
+}
+
+/* A QP without a send queue (XRC receive) refuses the batch, no crash. */
+TEST_F(ex, wr_complete_no_send_queue)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	struct ibv_xrcd *xrcd;
+	struct ibv_qp_ex *x;
+	struct ibv_qp *qp;
+
+	xrcd = ibv_open_xrcd(self->ctx, &xa);
+	ASSERT_NE(NULL, xrcd);
+	ia.xrcd = xrcd;
+	qp = ibv_create_qp_ex(self->ctx, &ia);
+	ASSERT_NE(NULL, qp);
+	x = ibv_qp_to_qp_ex(qp);
+	ASSERT_EQ(0, to_init(qp));
+	ASSERT_EQ(0, to_rtr(qp, 0x77, 0));
+	ASSERT_EQ(0, to_rts(qp));
+	wr_send_one(x, self->mr->lkey, self->buf, 1);
+	EXPECT_EQ(EINVAL, ibv_wr_complete(x));
+	/* And the lock is free again. */
+	ibv_wr_start(x);
+	ibv_wr_abort(x);
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+	EXPECT_EQ(0, ibv_close_xrcd(xrcd));
 }
 
 /* ------------------------------------------------------------------
