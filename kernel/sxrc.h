@@ -103,8 +103,9 @@ struct sxrc_stats {
  * @qp_next: where the cyclic QPN allocation goes on
  * @srqs: SRQ number -> struct sxrc_srq *
  * @srq_next: where the cyclic SRQN allocation goes on
- * @mcast_lock: protects @mcast_list
+ * @mcast_lock: protects @mcast_list and @mcast_groups
  * @mcast_list: multicast attachments (struct sxrc_mcast)
+ * @mcast_groups: distinct groups (GIDs) on @mcast_list
  * @stats: the device's data path counters (sums over its QPs)
  * @xrcd_mutex: protects @xrcds and @nxrcd; makes XRC domain lookup and
  *	creation atomic
@@ -136,8 +137,9 @@ struct sxrc_dev {
 	u32 qp_next;
 	struct xarray srqs;
 	u32 srq_next;
-	struct mutex mcast_lock;	/* protects mcast_list */
+	struct mutex mcast_lock;	/* protects mcast_list, mcast_groups */
 	struct list_head mcast_list;
+	u32 mcast_groups;
 	struct sxrc_stats stats;
 	struct mutex xrcd_mutex;	/* see above */
 	struct list_head xrcds;

@@ -191,6 +191,18 @@ enum sxrc_device_method {
 #define SXRC_DEVICE_N_NOTIFY_CQ		_BITULL(14)
 #define SXRC_DEVICE_XRC			_BITULL(20)
 
+/*
+ * sxrc_device_attr identity.  SXRC_VENDOR_ID is no vendor's OUI: its
+ * first octet, 0x02, has the IEEE "locally administered" bit set with the
+ * low bits of the SLAP AAI quadrant, a range the IEEE registry never
+ * assigns, so no real device can share it; the two other octets are
+ * "SX".  The part number and hardware version never change for a given
+ * ABI; the firmware version is the module's (sxrc_device_attr.fw_ver).
+ */
+#define SXRC_VENDOR_ID			0x025358
+#define SXRC_VENDOR_PART_ID		0x5c
+#define SXRC_HW_VER			1
+
 /* atomic_cap values: enum ibv_atomic_cap */
 #define SXRC_ATOMIC_NONE		0
 #define SXRC_ATOMIC_HCA			1
@@ -199,7 +211,10 @@ enum sxrc_device_method {
  * struct sxrc_device_attr - SXRC_DEVICE_QUERY output; no input
  *
  * The fields mirror struct ibv_device_attr / ibv_device_attr_ex.  Limits
- * are those of this module instance (several are module parameters).
+ * are those of this module instance (several are module parameters) at
+ * the time of the call; for a caller without CAP_SYS_RESOURCE an object
+ * count is the smaller of the device's and its user's limit.  Each is
+ * what a creation really accepts: the limit succeeds, one more fails.
  *
  * @fw_ver: firmware version, major << 32 | minor << 16 | sub-minor
  * @node_guid: node GUID, network byte order
@@ -207,9 +222,9 @@ enum sxrc_device_method {
  * @max_mr_size: largest MR in bytes
  * @page_size_cap: supported page sizes (bit N: 2^N bytes)
  * @device_cap_flags: SXRC_DEVICE_* bits
- * @vendor_id: IEEE OUI of the vendor (0: none)
- * @vendor_part_id: part number
- * @hw_ver: hardware version
+ * @vendor_id: SXRC_VENDOR_ID
+ * @vendor_part_id: SXRC_VENDOR_PART_ID
+ * @hw_ver: SXRC_HW_VER
  * @max_qp: QPs per device
  * @max_qp_wr: work requests per send or receive queue
  * @max_sge: scatter/gather entries per send or receive WR
@@ -233,7 +248,7 @@ enum sxrc_device_method {
  * @local_ca_ack_delay: local CA ack delay (IBTA encoding)
  * @phys_port_cnt: ports
  * @max_inline_data: inline bytes per send WR
- * @max_xrcd: XRC domains per device (0 until XRC is supported)
+ * @max_xrcd: XRC domains per device
  * @reserved: zero
  */
 struct sxrc_device_attr {
@@ -286,6 +301,9 @@ struct sxrc_port_in {
 /* port_state values: enum ibv_port_state */
 #define SXRC_PORT_DOWN		1
 #define SXRC_PORT_ACTIVE	4
+/* port_cap_flags bits: the values of IBV_PORT_* */
+#define SXRC_PORT_SYS_IMAGE_GUID_SUP	_BITUL(11)
+#define SXRC_PORT_CM_SUP		_BITUL(16)
 /* link_layer values: IBV_LINK_LAYER_* */
 #define SXRC_LINK_LAYER_INFINIBAND	1
 
