@@ -135,8 +135,9 @@ static int to_rtr(struct ibv_qp *qp, uint32_t dqpn, uint32_t rq_psn)
 		return ibv_modify_qp(qp, &a, IBV_QP_STATE);
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
 			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER);
+			     IBV_QP_RQ_PSN | (qp->qp_type == IBV_QPT_UC ? 0 :
+			     IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER));
 }
 
 static int to_rts(struct ibv_qp *qp)
@@ -146,7 +147,7 @@ static int to_rts(struct ibv_qp *qp)
 		.rnr_retry = 2, .max_rd_atomic = 4,
 	};
 
-	if (qp->qp_type == IBV_QPT_UD)
+	if (qp->qp_type == IBV_QPT_UD || qp->qp_type == IBV_QPT_UC)
 		return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 	if (qp->qp_type == IBV_QPT_XRC_RECV)
 		return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
@@ -728,6 +729,92 @@ TEST_F(ex, poll_cq_resize_channel)
 	EXPECT_EQ(0, ibv_destroy_qp(b));
 	EXPECT_EQ(0, ibv_destroy_cq(ibv_cq_ex_to_cq(cqb)));
 	EXPECT_EQ(0, ibv_destroy_comp_channel(ch));
+}
+
+/* UC: RDMA WRITE with immediate completes as RECV_RDMA_WITH_IMM. */
+TEST_F(ex, uc_write_with_imm)
+{
+	struct ibv_cq_ex *cqa, *cqb;
+	struct ibv_qp *a, *b;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_sge s;
+	struct rec r[2];
+
+	cqa = cq_ex(self->ctx, WC_ALL);
+	cqb = cq_ex(self->ctx, WC_ALL);
+	ASSERT_NE(NULL, cqa);
+	ASSERT_NE(NULL, cqb);
+	a = qp_ex(self, IBV_QPT_UC, cqa);
+	b = qp_ex(self, IBV_QPT_UC, cqb);
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, connect_qp(a, b->qp_num));
+	ASSERT_EQ(0, connect_qp(b, a->qp_num));
+	ASSERT_EQ(0, post_recv(self, b, 70, 0, 0));
+
+	memset(self->buf, 0x3c, 500);
+	s = sge_at(self, 0, 500);
+	wr.wr_id = 71;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.imm_data = htobe32(0x1234);
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)self->buf + 32768;
+	wr.wr.rdma.rkey = self->mr->rkey;
+	ASSERT_EQ(0, ibv_post_send(a, &wr, &bad));
+	ASSERT_EQ(1, poll_ex(cqa, WC_ALL, r, 1, 2000));
+	EXPECT_EQ(71, r[0].wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, r[0].status);
+	EXPECT_EQ(IBV_WC_RDMA_WRITE, r[0].opcode);
+	ASSERT_EQ(1, poll_ex(cqb, WC_ALL, r + 1, 1, 2000));
+	EXPECT_EQ(70, r[1].wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, r[1].status);
+	EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, r[1].opcode);
+	EXPECT_EQ(500, r[1].byte_len);
+	EXPECT_EQ(0x1234, r[1].imm);
+	EXPECT_TRUE(r[1].wc_flags & IBV_WC_WITH_IMM);
+	EXPECT_EQ(b->qp_num, r[1].qp_num);
+	EXPECT_EQ(0, memcmp(self->buf, self->buf + 32768, 500));
+}
+
+/* An overrun: what fitted is read, then ibv_start_poll() says EIO. */
+TEST_F(ex, overrun)
+{
+	struct ibv_cq_init_attr_ex ca = { .cqe = 1, .wc_flags = WC_ALL };
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_ERR };
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ibv_async_event ev;
+	struct ibv_cq_ex *cq;
+	struct ibv_wc wc;
+	struct ibv_qp *qp;
+	int i;
+
+	cq = ibv_create_cq_ex(self->ctx, &ca);
+	ASSERT_NE(NULL, cq);
+	ASSERT_EQ(1, ibv_cq_ex_to_cq(cq)->cqe);
+	qp = qp_ex(self, IBV_QPT_RC, cq);
+	ASSERT_NE(NULL, qp);
+	ASSERT_EQ(0, to_init(qp));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, post_recv(self, qp, 80 + i, 0, 64));
+	ASSERT_EQ(0, ibv_modify_qp(qp, &at, IBV_QP_STATE));
+	ASSERT_EQ(0, ibv_get_async_event(self->ctx, &ev));
+	EXPECT_EQ(IBV_EVENT_CQ_ERR, ev.event_type);
+	EXPECT_EQ(ibv_cq_ex_to_cq(cq), ev.element.cq);
+	ibv_ack_async_event(&ev);
+
+	ASSERT_EQ(0, ibv_start_poll(cq, &pa));
+	EXPECT_EQ(80, cq->wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, cq->status);
+	EXPECT_NE(0, ibv_wc_read_completion_ts(cq));
+	EXPECT_EQ(ENOENT, ibv_next_poll(cq));
+	ibv_end_poll(cq);
+	EXPECT_EQ(EIO, ibv_start_poll(cq, &pa));
+	EXPECT_EQ(EIO, ibv_start_poll(cq, &pa));	/* and unlocked */
+	EXPECT_GT(0, ibv_poll_cq(ibv_cq_ex_to_cq(cq), 1, &wc));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+	EXPECT_EQ(0, ibv_destroy_cq(ibv_cq_ex_to_cq(cq)));
 }
 
 /* A flushed receive: its status, and the accessors still work. */
