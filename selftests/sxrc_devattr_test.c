@@ -381,15 +381,24 @@ TEST_F(attr, per_user_limit_reported)
  * Per-object limits
  */
 
-static struct ibv_qp *make_qp(FIXTURE_DATA(attr) *self, enum ibv_qp_type t,
-			      struct ibv_qp_cap cap)
+static struct ibv_qp *make_qp_cap(FIXTURE_DATA(attr) *self,
+				  enum ibv_qp_type t, struct ibv_qp_cap *cap)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = self->cq, .recv_cq = self->cq, .qp_type = t,
-		.cap = cap,
+		.cap = *cap,
 	};
+	struct ibv_qp *qp = ibv_create_qp(self->pd, &ia);
 
-	return ibv_create_qp(self->pd, &ia);
+	if (qp)
+		*cap = ia.cap;
+	return qp;
+}
+
+static struct ibv_qp *make_qp(FIXTURE_DATA(attr) *self, enum ibv_qp_type t,
+			      struct ibv_qp_cap cap)
+{
+	return make_qp_cap(self, t, &cap);
 }
 
 #define EXPECT_QP_AT_AND_PAST(field, limit)				\
@@ -401,10 +410,17 @@ static struct ibv_qp *make_qp(FIXTURE_DATA(attr) *self, enum ibv_qp_type t,
 		struct ibv_qp *q;					\
 									\
 		c.field = (limit);					\
-		q = make_qp(self, IBV_QPT_RC, c);			\
+		q = make_qp_cap(self, IBV_QPT_RC, &c);			\
 		EXPECT_NE(NULL, q);					\
-		if (q)							\
+		if (q) {						\
+			/* What was asked for, at least. */		\
+			EXPECT_LE((limit), c.field);			\
 			EXPECT_EQ(0, ibv_destroy_qp(q));		\
+		}							\
+		c = (struct ibv_qp_cap){				\
+			.max_send_wr = 1, .max_recv_wr = 1,		\
+			.max_send_sge = 1, .max_recv_sge = 1,		\
+		};							\
 		c.field = (limit) + 1;					\
 		errno = 0;						\
 		EXPECT_EQ(NULL, make_qp(self, IBV_QPT_RC, c));		\
@@ -441,8 +457,9 @@ TEST_F(attr, queue_limits)
 	sa.attr.max_sge = 1;
 	srq = ibv_create_srq(self->pd, &sa);
 	ASSERT_NE(NULL, srq);
+	EXPECT_LE(self->dev.max_srq_wr, sa.attr.max_wr);
 	EXPECT_EQ(0, ibv_destroy_srq(srq));
-	sa.attr.max_wr++;
+	sa.attr.max_wr = self->dev.max_srq_wr + 1;
 	errno = 0;
 	EXPECT_EQ(NULL, ibv_create_srq(self->pd, &sa));
 	EXPECT_EQ(EINVAL, errno);
@@ -450,8 +467,10 @@ TEST_F(attr, queue_limits)
 	sa.attr.max_sge = self->dev.max_srq_sge;
 	srq = ibv_create_srq(self->pd, &sa);
 	ASSERT_NE(NULL, srq);
+	EXPECT_LE(self->dev.max_srq_sge, sa.attr.max_sge);
 	EXPECT_EQ(0, ibv_destroy_srq(srq));
-	sa.attr.max_sge++;
+	sa.attr.max_wr = 1;
+	sa.attr.max_sge = self->dev.max_srq_sge + 1;
 	errno = 0;
 	EXPECT_EQ(NULL, ibv_create_srq(self->pd, &sa));
 	EXPECT_EQ(EINVAL, errno);
@@ -465,6 +484,112 @@ TEST_F(attr, inline_limit)
 	ASSERT_EQ(0, raw_query(self->ctx->cmd_fd, &raw));
 	ASSERT_NE(0, raw.max_inline_data);
 	EXPECT_QP_AT_AND_PAST(max_inline_data, raw.max_inline_data);
+}
+
+/* RESET -> RTS, an RC QP connected to itself. */
+static int self_connect(struct ibv_qp *qp, uint8_t rd_atom)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_WRITE,
+	};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = qp->qp_num;
+	a.ah_attr.dlid = 1;
+	a.ah_attr.port_num = 1;
+	a.max_dest_rd_atomic = rd_atom;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.max_rd_atomic = rd_atom;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
+ * An RDMA READ scattering into max_sge_rd SGEs, and max_qp_init_rd_atom
+ * of them outstanding at once.
+ */
+TEST_F(attr, rdma_read_sges)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = 64, .max_recv_wr = 1,
+				  .max_recv_sge = 1 };
+	unsigned int nsge = self->dev.max_sge_rd;
+	unsigned int nrd = self->dev.max_qp_init_rd_atom;
+	struct ibv_sge *sg;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc[64];
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	unsigned int i, n = 0;
+	int k, tries;
+
+	ASSERT_GE(64, nrd);
+	mr = ibv_reg_mr(self->pd, self->buf, 1 << 20,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	ASSERT_NE(NULL, mr);
+	cap.max_send_sge = nsge;
+	qp = make_qp_cap(self, IBV_QPT_RC, &cap);
+	ASSERT_NE(NULL, qp);
+	ASSERT_EQ(0, self_connect(qp, nrd));
+	sg = calloc(nsge, sizeof(*sg));
+	ASSERT_NE(NULL, sg);
+	for (i = 0; i < 4096; i++)
+		self->buf[i] = i * 7;
+	memset(self->buf + 65536, 0, 65536);
+	/* SGE i takes 16 bytes into its own 1 KiB slot. */
+	for (i = 0; i < nsge; i++) {
+		sg[i].addr = (uintptr_t)self->buf + 65536 + i * 1024;
+		sg[i].length = 16;
+		sg[i].lkey = mr->lkey;
+	}
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = sg;
+	wr.num_sge = nsge;
+	wr.opcode = IBV_WR_RDMA_READ;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)self->buf;
+	wr.wr.rdma.rkey = mr->rkey;
+	for (i = 0; i < nrd; i++) {
+		wr.wr_id = i;
+		ASSERT_EQ(0, ibv_post_send(qp, &wr, &bad));
+	}
+	for (tries = 0; n < nrd && tries < 3000; tries++) {
+		k = ibv_poll_cq(self->cq, 64, wc + n);
+		ASSERT_LE(0, k);
+		n += k;
+		if (n < nrd)
+			usleep(1000);
+	}
+	ASSERT_EQ(nrd, n);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+	for (i = 0; i < nsge; i++)
+		EXPECT_EQ(0, memcmp(self->buf + i * 16,
+				    self->buf + 65536 + i * 1024, 16));
+	/* One SGE more does not fit the QP. */
+	wr.num_sge = nsge + 1;
+	EXPECT_NE(0, ibv_post_send(qp, &wr, &bad));
+	free(sg);
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
 }
 
 /* Outstanding RDMA READ/atomic, as target and as initiator. */
