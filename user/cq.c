@@ -2,8 +2,8 @@
 /*
  * softxrc userspace library: completion queues and channels.
  *
- * ibv_poll_cq() and ibv_req_notify_cq() touch only the mapped ring: no
- * system call.  Only channel reads (ibv_get_cq_event) enter the kernel.
+ * ibv_poll_cq(), ibv_req_notify_cq() and the extended CQ's
+ * ibv_start_poll() family touch only the mapped ring: no system call.  Only channel reads (ibv_get_cq_event) enter the kernel.
  */
 #include <errno.h>
 #include <stdatomic.h>
