@@ -14,6 +14,7 @@
 #include <linux/log2.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 
 #include "sxrc.h"
@@ -217,6 +218,7 @@ int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe)
 {
 	bool notify = false, overrun = false;
 	struct sxrc_ring_hdr *hdr;
+	struct sxrc_cqe_ts *slot;
 	u32 cons, arm;
 
 	spin_lock(&cq->lock);
@@ -232,7 +234,12 @@ int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe)
 		WRITE_ONCE(hdr->flags, SXRC_RING_ERROR);
 		overrun = true;
 	} else {
-		memcpy(sxrc_ring_slot(cq->ring, cq->prod), cqe, sizeof(*cqe));
+		slot = sxrc_ring_slot(cq->ring, cq->prod);
+		memcpy(&slot->cqe, cqe, sizeof(*cqe));
+		if (cq->stride == sizeof(*slot)) {
+			slot->ts_ns = ktime_get_ns();
+			slot->wallclock_ns = ktime_get_real_ns();
+		}
 		cq->prod++;
 		/* Pairs with the library's load-acquire of prod. */
 		smp_store_release(&hdr->prod, cq->prod);
@@ -308,6 +315,7 @@ static void sxrc_cq_ring_out(struct sxrc_cq *cq, struct sxrc_cq_ring_out *out)
 	out->cqe = cq->ring->entries;
 	out->mmap_offset = (u64)cq->ring->mmap_id << PAGE_SHIFT;
 	out->mmap_size = cq->ring->size;
+	out->cqe_stride = cq->stride;
 }
 
 int sxrc_cq_create(struct sxrc_call *call)
@@ -318,7 +326,8 @@ int sxrc_cq_create(struct sxrc_call *call)
 	u32 entries;
 	int ret;
 
-	if (in->flags || in->comp_vector >= 1 || in->channel_fd < -1)
+	if ((in->flags & ~SXRC_CQ_CREATE_FLAGS_ALL) || in->comp_vector >= 1 ||
+	    in->channel_fd < -1)
 		return -EINVAL;
 	ret = sxrc_cq_entries(in->cqe, &entries);
 	if (ret)
@@ -329,6 +338,8 @@ int sxrc_cq_create(struct sxrc_call *call)
 		return -ENOMEM;
 	spin_lock_init(&cq->lock);
 	INIT_LIST_HEAD(&cq->ev_entry);
+	cq->stride = in->flags & SXRC_CQ_CREATE_TIMESTAMP ?
+		     sizeof(struct sxrc_cqe_ts) : sizeof(struct sxrc_cqe);
 
 	if (in->channel_fd >= 0) {
 		cq->channel = sxrc_channel_get(ctx->dev, in->channel_fd);
@@ -338,7 +349,7 @@ int sxrc_cq_create(struct sxrc_call *call)
 		}
 	}
 
-	cq->ring = sxrc_ring_alloc(ctx, entries, sizeof(struct sxrc_cqe));
+	cq->ring = sxrc_ring_alloc(ctx, entries, cq->stride);
 	if (IS_ERR(cq->ring)) {
 		ret = PTR_ERR(cq->ring);
 		goto err_channel;
@@ -390,7 +401,7 @@ int sxrc_cq_resize(struct sxrc_call *call)
 		return PTR_ERR(obj);
 	cq = to_sxrc_cq(obj);
 
-	ring = sxrc_ring_alloc(call->ctx, entries, sizeof(struct sxrc_cqe));
+	ring = sxrc_ring_alloc(call->ctx, entries, cq->stride);
 	if (IS_ERR(ring)) {
 		ret = PTR_ERR(ring);
 		goto out_put;
@@ -412,7 +423,7 @@ int sxrc_cq_resize(struct sxrc_call *call)
 	}
 	for (i = 0; i < n; i++)
 		memcpy(sxrc_ring_slot(ring, i), sxrc_ring_slot(old, cons + i),
-		       sizeof(struct sxrc_cqe));
+		       cq->stride);
 	sxrc_ring_hdr(ring)->prod = n;
 	sxrc_ring_hdr(ring)->arm = READ_ONCE(hdr->arm);
 	sxrc_ring_hdr(ring)->flags = READ_ONCE(hdr->flags);

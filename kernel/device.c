@@ -36,9 +36,22 @@ int sxrc_ctx_query(struct sxrc_call *call)
 	return 0;
 }
 
+/*
+ * What the caller's context may create of @type: the device limit, and
+ * its user's limit where that is enforced on it.
+ */
+static u32 sxrc_ctx_limit(struct sxrc_ctx *ctx, enum sxrc_obj_type type,
+			  u32 dev_limit)
+{
+	u32 ulimit = ctx->unlimited ? 0 : sxrc_type_user_limit(type);
+
+	return ulimit ? min(dev_limit, ulimit) : dev_limit;
+}
+
 int sxrc_device_query(struct sxrc_call *call)
 {
-	struct sxrc_dev *dev = call->ctx->dev;
+	struct sxrc_ctx *ctx = call->ctx;
+	struct sxrc_dev *dev = ctx->dev;
 	struct sxrc_device_attr *attr = call->out;
 
 	attr->fw_ver = SXRC_FW_VER;
@@ -46,19 +59,24 @@ int sxrc_device_query(struct sxrc_call *call)
 	attr->sys_image_guid = (__force u64)dev->node_guid;
 	attr->max_mr_size = SXRC_MAX_MR_SIZE;
 	attr->page_size_cap = PAGE_SIZE;
-	attr->vendor_id = 0;
-	attr->vendor_part_id = 0x5c;
-	attr->hw_ver = 1;
+	attr->vendor_id = SXRC_VENDOR_ID;
+	attr->vendor_part_id = SXRC_VENDOR_PART_ID;
+	attr->hw_ver = SXRC_HW_VER;
 	attr->device_cap_flags = SXRC_DEVICE_N_NOTIFY_CQ;
-	attr->max_pd = sxrc_max_pd;
-	attr->max_mr = sxrc_type_limit(SXRC_TYPE_MR);
-	attr->max_cq = sxrc_max_cq;
+	attr->max_pd = sxrc_ctx_limit(ctx, SXRC_TYPE_PD,
+				      sxrc_type_limit(SXRC_TYPE_PD));
+	attr->max_mr = sxrc_ctx_limit(ctx, SXRC_TYPE_MR,
+				      sxrc_type_limit(SXRC_TYPE_MR));
+	attr->max_cq = sxrc_ctx_limit(ctx, SXRC_TYPE_CQ,
+				      sxrc_type_limit(SXRC_TYPE_CQ));
 	attr->max_cqe = SXRC_MAX_CQE;
-	attr->max_qp = sxrc_type_limit(SXRC_TYPE_QP);
+	attr->max_qp = sxrc_ctx_limit(ctx, SXRC_TYPE_QP,
+				      sxrc_type_limit(SXRC_TYPE_QP));
 	attr->max_qp_wr = SXRC_MAX_QP_WR;
 	attr->max_sge = SXRC_MAX_SGE;
 	attr->max_sge_rd = SXRC_MAX_SGE;
-	attr->max_srq = sxrc_type_limit(SXRC_TYPE_SRQ);
+	attr->max_srq = sxrc_ctx_limit(ctx, SXRC_TYPE_SRQ,
+				       sxrc_type_limit(SXRC_TYPE_SRQ));
 	attr->max_srq_wr = SXRC_MAX_QP_WR;
 	attr->max_srq_sge = SXRC_MAX_SGE;
 	attr->max_qp_rd_atom = SXRC_MAX_RD_ATOM;
@@ -69,10 +87,12 @@ int sxrc_device_query(struct sxrc_call *call)
 	attr->max_total_mcast_qp_attach = SXRC_MAX_MCAST_GRP *
 					  SXRC_MAX_MCAST_QP;
 	attr->max_inline_data = SXRC_MAX_INLINE;
-	attr->max_ah = sxrc_max_ah;
+	attr->max_ah = sxrc_ctx_limit(ctx, SXRC_TYPE_AH,
+				      sxrc_type_limit(SXRC_TYPE_AH));
 	attr->atomic_cap = SXRC_ATOMIC_HCA;
 	attr->device_cap_flags |= SXRC_DEVICE_RC_RNR_NAK_GEN | SXRC_DEVICE_XRC;
-	attr->max_xrcd = sxrc_max_xrcd;
+	attr->max_xrcd = sxrc_ctx_limit(ctx, SXRC_TYPE_XRCD,
+					READ_ONCE(sxrc_max_xrcd));
 	attr->max_pkeys = SXRC_PKEY_TBL_LEN;
 	attr->local_ca_ack_delay = 15;
 	attr->phys_port_cnt = 1;
@@ -99,6 +119,8 @@ int sxrc_device_query_port(struct sxrc_call *call)
 	attr->max_mtu = SXRC_MTU_4096;
 	attr->active_mtu = SXRC_MTU_4096;
 	attr->gid_tbl_len = SXRC_GID_TBL_LEN;
+	/* rdma_cm connects through the library; NodeInfo has the image GUID. */
+	attr->port_cap_flags = SXRC_PORT_CM_SUP | SXRC_PORT_SYS_IMAGE_GUID_SUP;
 	attr->max_msg_sz = SXRC_MAX_MSG_SZ;
 	attr->pkey_tbl_len = SXRC_PKEY_TBL_LEN;
 	attr->lid = sxrc_port_lid(dev);

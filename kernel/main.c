@@ -14,28 +14,33 @@ static unsigned int num_devices = 1;
 module_param(num_devices, uint, 0444);
 MODULE_PARM_DESC(num_devices, "softxrc devices to create (1-8, default 1)");
 
+/*
+ * Per-device limits.  Writable at run time (root): a new limit applies to
+ * the next creation, and lowering one below the live count destroys
+ * nothing.  SXRC_DEVICE_QUERY reports them as they are at the call.
+ */
 unsigned int sxrc_max_pd = 1U << 18;
-module_param_named(max_pd, sxrc_max_pd, uint, 0444);
+module_param_named(max_pd, sxrc_max_pd, uint, 0644);
 MODULE_PARM_DESC(max_pd, "protection domains per device");
 
 unsigned int sxrc_max_mr = 1U << 20;
-module_param_named(max_mr, sxrc_max_mr, uint, 0444);
+module_param_named(max_mr, sxrc_max_mr, uint, 0644);
 MODULE_PARM_DESC(max_mr, "memory regions per device");
 
 unsigned int sxrc_max_cq = 1U << 18;
-module_param_named(max_cq, sxrc_max_cq, uint, 0444);
+module_param_named(max_cq, sxrc_max_cq, uint, 0644);
 MODULE_PARM_DESC(max_cq, "completion queues per device");
 
 unsigned int sxrc_max_qp = 1U << 18;
-module_param_named(max_qp, sxrc_max_qp, uint, 0444);
+module_param_named(max_qp, sxrc_max_qp, uint, 0644);
 MODULE_PARM_DESC(max_qp, "queue pairs per device (256 processes x 1024)");
 
 unsigned int sxrc_max_srq = 1U << 18;
-module_param_named(max_srq, sxrc_max_srq, uint, 0444);
+module_param_named(max_srq, sxrc_max_srq, uint, 0644);
 MODULE_PARM_DESC(max_srq, "shared receive queues per device");
 
 unsigned int sxrc_max_ah = 1U << 20;
-module_param_named(max_ah, sxrc_max_ah, uint, 0444);
+module_param_named(max_ah, sxrc_max_ah, uint, 0644);
 MODULE_PARM_DESC(max_ah, "address handles per device");
 
 unsigned long sxrc_max_mr_pages;
@@ -44,7 +49,7 @@ MODULE_PARM_DESC(max_mr_pages,
 		 "pages all MRs of a device may pin (0: bounded by RLIMIT_MEMLOCK only)");
 
 unsigned int sxrc_max_xrcd = 1U << 16;
-module_param_named(max_xrcd, sxrc_max_xrcd, uint, 0444);
+module_param_named(max_xrcd, sxrc_max_xrcd, uint, 0644);
 MODULE_PARM_DESC(max_xrcd, "XRC domains per device");
 
 /*
@@ -90,17 +95,17 @@ u32 sxrc_type_limit(enum sxrc_obj_type type)
 {
 	switch (type) {
 	case SXRC_TYPE_PD:
-		return sxrc_max_pd;
+		return READ_ONCE(sxrc_max_pd);
 	case SXRC_TYPE_MR:
-		return min(sxrc_max_mr, SXRC_MR_INDEX_MAX);
+		return min(READ_ONCE(sxrc_max_mr), SXRC_MR_INDEX_MAX);
 	case SXRC_TYPE_CQ:
-		return sxrc_max_cq;
+		return READ_ONCE(sxrc_max_cq);
 	case SXRC_TYPE_QP:
-		return min(sxrc_max_qp, SXRC_QPN_MAX - 1);
+		return min(READ_ONCE(sxrc_max_qp), SXRC_QPN_MAX - 1);
 	case SXRC_TYPE_SRQ:
-		return min(sxrc_max_srq, SXRC_QPN_MAX);
+		return min(READ_ONCE(sxrc_max_srq), SXRC_QPN_MAX);
 	case SXRC_TYPE_AH:
-		return sxrc_max_ah;
+		return READ_ONCE(sxrc_max_ah);
 	case SXRC_TYPE_XRCD:
 	case SXRC_TYPE_XRC_REG:
 		/* Bounded by the domains and QPs they name. */

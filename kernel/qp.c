@@ -70,6 +70,20 @@ static void sxrc_wq_reset(struct sxrc_wq *wq)
  * Multicast
  */
 
+/* Remove an attachment; a group without members is gone.  Under mcast_lock. */
+static void sxrc_mcast_del(struct sxrc_dev *dev, struct sxrc_mcast *m)
+{
+	struct sxrc_mcast *o;
+
+	list_del(&m->entry);
+	list_for_each_entry(o, &dev->mcast_list, entry)
+		if (!memcmp(o->gid, m->gid, sizeof(m->gid)))
+			goto out;
+	dev->mcast_groups--;
+out:
+	kfree(m);
+}
+
 static void sxrc_mcast_detach_all(struct sxrc_qp *qp)
 {
 	struct sxrc_dev *dev = qp->obj.ctx->dev;
@@ -77,10 +91,8 @@ static void sxrc_mcast_detach_all(struct sxrc_qp *qp)
 
 	mutex_lock(&dev->mcast_lock);
 	list_for_each_entry_safe(m, tmp, &dev->mcast_list, entry) {
-		if (m->qp != qp)
-			continue;
-		list_del(&m->entry);
-		kfree(m);
+		if (m->qp == qp)
+			sxrc_mcast_del(dev, m);
 	}
 	qp->mcast_count = 0;
 	mutex_unlock(&dev->mcast_lock);
@@ -697,11 +709,14 @@ int sxrc_qp_attach_mcast(struct sxrc_call *call)
 		total++;
 	}
 	if (members >= SXRC_MAX_MCAST_QP ||
+	    (!members && dev->mcast_groups >= SXRC_MAX_MCAST_GRP) ||
 	    total >= SXRC_MAX_MCAST_GRP * SXRC_MAX_MCAST_QP) {
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
 	list_add_tail(&new->entry, &dev->mcast_list);
+	if (!members)
+		dev->mcast_groups++;
 	qp->mcast_count++;
 	new = NULL;
 out_unlock:
@@ -733,8 +748,7 @@ int sxrc_qp_detach_mcast(struct sxrc_call *call)
 		/* A group is its GID; the LID is only a routing hint. */
 		if (m->qp != qp || memcmp(m->gid, in->gid, sizeof(m->gid)))
 			continue;
-		list_del(&m->entry);
-		kfree(m);
+		sxrc_mcast_del(dev, m);
 		qp->mcast_count--;
 		ret = 0;
 		break;

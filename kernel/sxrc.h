@@ -104,8 +104,9 @@ struct sxrc_stats {
  * @qp_next: where the cyclic QPN allocation goes on
  * @srqs: SRQ number -> struct sxrc_srq *
  * @srq_next: where the cyclic SRQN allocation goes on
- * @mcast_lock: protects @mcast_list
+ * @mcast_lock: protects @mcast_list and @mcast_groups
  * @mcast_list: multicast attachments (struct sxrc_mcast)
+ * @mcast_groups: distinct groups (GIDs) on @mcast_list
  * @stats: the device's data path counters (sums over its QPs)
  * @xrcd_mutex: protects @xrcds and @nxrcd; makes XRC domain lookup and
  *	creation atomic
@@ -138,8 +139,9 @@ struct sxrc_dev {
 	u32 qp_next;
 	struct xarray srqs;
 	u32 srq_next;
-	struct mutex mcast_lock;	/* protects mcast_list */
+	struct mutex mcast_lock;	/* protects mcast_list, mcast_groups */
 	struct list_head mcast_list;
+	u32 mcast_groups;
 	struct sxrc_stats stats;
 	struct mutex xrcd_mutex;	/* see above */
 	struct list_head xrcds;
@@ -421,6 +423,8 @@ struct sxrc_channel {
  * @lock: protects @ring, @prod, @error and @dead; taken by every producer
  *	and by resize
  * @ring: the CQE ring shared with the library
+ * @stride: bytes per slot, sizeof(struct sxrc_cqe) or of struct
+ *	sxrc_cqe_ts (SXRC_CQ_CREATE_TIMESTAMP); set at creation
  * @prod: the kernel's own producer index (the ring's copy is only
  *	published, never read back)
  * @error: overrun happened; nothing more is produced
@@ -436,6 +440,7 @@ struct sxrc_cq {
 	struct sxrc_obj obj;
 	spinlock_t lock;	/* protects ring, prod, error, dead */
 	struct sxrc_ring *ring;
+	u32 stride;
 	u32 prod;
 	bool error;
 	bool dead;

@@ -488,6 +488,8 @@ static_assert(sizeof(struct sxrc_create_srq_in) ==
 static_assert(sizeof(struct sxrc_ioctl_hdr) == 32);
 static_assert(sizeof(struct sxrc_ring_hdr) == SXRC_RING_HDR_SIZE);
 static_assert(sizeof(struct sxrc_cqe) == 48);
+static_assert(sizeof(struct sxrc_cqe_ts) == 64);
+static_assert(sizeof(struct sxrc_cq_ring_out) == SXRC_CQ_RING_OUT_V1 + 8);
 static_assert(sizeof(struct sxrc_send_wqe) == 72);
 static_assert(sizeof(struct sxrc_recv_wqe) == 16);
 static_assert(sizeof(struct sxrc_sge) == 16);
@@ -529,12 +531,22 @@ static const struct sxrc_method sxrc_mr_methods[] = {
 };
 
 static const struct sxrc_method sxrc_cq_methods[] = {
-	[SXRC_CQ_CREATE] = SXRC_METHOD(sxrc_cq_create, struct sxrc_create_cq_in,
-				       struct sxrc_cq_ring_out),
+	[SXRC_CQ_CREATE] = {
+		.handler = sxrc_cq_create,
+		.in_min = sizeof(struct sxrc_create_cq_in),
+		.in_size = sizeof(struct sxrc_create_cq_in),
+		.out_min = SXRC_CQ_RING_OUT_V1,
+		.out_size = sizeof(struct sxrc_cq_ring_out),
+	},
 	[SXRC_CQ_DESTROY] = SXRC_METHOD(sxrc_cq_destroy, struct sxrc_handle_in,
 					struct sxrc_destroy_out),
-	[SXRC_CQ_RESIZE] = SXRC_METHOD(sxrc_cq_resize, struct sxrc_resize_cq_in,
-				       struct sxrc_cq_ring_out),
+	[SXRC_CQ_RESIZE] = {
+		.handler = sxrc_cq_resize,
+		.in_min = sizeof(struct sxrc_resize_cq_in),
+		.in_size = sizeof(struct sxrc_resize_cq_in),
+		.out_min = SXRC_CQ_RING_OUT_V1,
+		.out_size = sizeof(struct sxrc_cq_ring_out),
+	},
 };
 
 static const struct sxrc_method sxrc_channel_methods[] = {

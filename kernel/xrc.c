@@ -64,7 +64,7 @@ static struct sxrc_xrcd *sxrc_xrcd_get(struct sxrc_dev *dev,
 		xrcd = ERR_PTR(-EAGAIN);
 		goto out;
 	}
-	if (dev->nxrcd >= sxrc_max_xrcd) {
+	if (dev->nxrcd >= READ_ONCE(sxrc_max_xrcd)) {
 		xrcd = ERR_PTR(-ENOMEM);
 		goto out;
 	}

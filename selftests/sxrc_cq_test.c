@@ -329,7 +329,10 @@ TEST_F(cq, bad_channel_fds)
 	EXPECT_EQ(-EINVAL, sxrc_call(fd, SXRC_OBJ_CQ, SXRC_CQ_CREATE, &in,
 				     sizeof(in), &out, sizeof(out)));
 	in.channel_fd = -1;
-	in.flags = 1;
+	in.flags = SXRC_CQ_CREATE_FLAGS_ALL + 1;
+	EXPECT_EQ(-EINVAL, sxrc_call(fd, SXRC_OBJ_CQ, SXRC_CQ_CREATE, &in,
+				     sizeof(in), &out, sizeof(out)));
+	in.flags = 1u << 31;
 	EXPECT_EQ(-EINVAL, sxrc_call(fd, SXRC_OBJ_CQ, SXRC_CQ_CREATE, &in,
 				     sizeof(in), &out, sizeof(out)));
 	EXPECT_EQ(self->cq_base, sxrc_sysfs_long("objects/cq"));

@@ -874,8 +874,7 @@ static void done_cq(struct fz *t, struct fctx *c, struct call *k)
 	track(c, K_CQ, out->handle);
 	if (pct(&t->r, 90))
 		ring_map(t, ctx_index(t, c), R_CQ, 0, out->mmap_offset,
-			 out->mmap_size, out->cqe, sizeof(struct sxrc_cqe),
-			 0, 0);
+			 out->mmap_size, out->cqe, out->cqe_stride, 0, 0);
 }
 
 static void done_channel(struct fz *t, struct fctx *c, struct call *k)

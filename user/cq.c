@@ -2,13 +2,14 @@
 /*
  * softxrc userspace library: completion queues and channels.
  *
- * ibv_poll_cq() and ibv_req_notify_cq() touch only the mapped ring: no
- * system call.  Only channel reads (ibv_get_cq_event) enter the kernel.
+ * ibv_poll_cq(), ibv_req_notify_cq() and the extended CQ's
+ * ibv_start_poll() family touch only the mapped ring: no system call.  Only channel reads (ibv_get_cq_event) enter the kernel.
  */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sxrc.h"
@@ -78,17 +79,18 @@ SXRC_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 	pthread_mutex_unlock(&cq->mutex);
 }
 
-SXRC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
-					 void *cq_context,
-					 struct ibv_comp_channel *channel,
-					 int comp_vector)
+static struct sxrc_cq *sxrc_cq_new(struct ibv_context *context, int cqe,
+				   void *cq_context,
+				   struct ibv_comp_channel *channel,
+				   int comp_vector, uint32_t flags)
 {
 	struct sxrc_create_cq_in in = {
 		.cqe = cqe,
 		.channel_fd = channel ? channel->fd : -1,
 		.comp_vector = comp_vector,
+		.flags = flags,
 	};
-	struct sxrc_cq_ring_out out;
+	struct sxrc_cq_ring_out out = { 0 };
 	struct sxrc_cq *cq;
 	int ret;
 
@@ -107,8 +109,11 @@ SXRC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 			sxrc_explain_limit(context, "cq");
 		goto err_free;
 	}
+	/* A kernel without SXRC_CQ_CREATE_TIMESTAMP reports no stride. */
+	if (!out.cqe_stride)
+		out.cqe_stride = sizeof(struct sxrc_cqe);
 	ret = sxrc_uring_map(context, &cq->ring, out.mmap_offset,
-			     out.mmap_size, out.cqe, sizeof(struct sxrc_cqe));
+			     out.mmap_size, out.cqe, out.cqe_stride);
 	if (ret)
 		goto err_destroy;
 
@@ -125,7 +130,7 @@ SXRC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 		channel->refcnt++;
 		pthread_mutex_unlock(&context->mutex);
 	}
-	return &cq->ibcq;
+	return cq;
 
 err_destroy:
 	sxrc_destroy_handle(context->cmd_fd, SXRC_OBJ_CQ, SXRC_CQ_DESTROY,
@@ -134,6 +139,17 @@ err_free:
 	free(cq);
 	errno = ret;
 	return NULL;
+}
+
+SXRC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
+					 void *cq_context,
+					 struct ibv_comp_channel *channel,
+					 int comp_vector)
+{
+	struct sxrc_cq *cq = sxrc_cq_new(context, cqe, cq_context, channel,
+					 comp_vector, 0);
+
+	return cq ? &cq->ibcq : NULL;
 }
 
 SXRC_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
@@ -171,7 +187,7 @@ SXRC_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
 	struct sxrc_cq *cq = to_sxrc_cq(ibcq);
 	struct sxrc_resize_cq_in in = { .handle = ibcq->handle, .cqe = cqe };
-	struct sxrc_cq_ring_out out;
+	struct sxrc_cq_ring_out out = { 0 };
 	struct sxrc_uring old;
 	int ret;
 
@@ -188,7 +204,7 @@ SXRC_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	old = cq->ring;
 	ret = sxrc_uring_map(ibcq->context, &cq->ring,
 			     out.mmap_offset, out.mmap_size, out.cqe,
-			     sizeof(struct sxrc_cqe));
+			     old.stride);
 	if (ret) {
 		/* The old ring is dead now: nothing more can be polled. */
 		cq->ring = old;
@@ -262,5 +278,237 @@ int sxrc_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	 * sees the CQE.
 	 */
 	atomic_thread_fence(memory_order_seq_cst);
+	return 0;
+}
+
+/* ------------------------------------------------------------------
+ * Extended CQs: ibv_create_cq_ex() and the ibv_start_poll() family,
+ * reading the same ring as ibv_poll_cq().
+ */
+
+#define SXRC_WC_EX_TIMESTAMPS	(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+				 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+#define SXRC_WC_EX_SUPPORTED	(IBV_WC_STANDARD_FLAGS | SXRC_WC_EX_TIMESTAMPS)
+
+static inline struct sxrc_cq *to_sxrc_cqx(struct ibv_cq_ex *cqx)
+{
+	return sxrc_container_of(cqx, struct sxrc_cq, ibcq_ex);
+}
+
+static inline const struct sxrc_cqe_ts *sxrc_cur_ts(struct sxrc_cq *cq)
+{
+	return (const struct sxrc_cqe_ts *)cq->cur;
+}
+
+/* Take the next CQE, if any, as the current one.  Called under cq->lock. */
+static int sxrc_cq_take(struct sxrc_cq *cq)
+{
+	struct sxrc_ring_hdr *hdr = cq->ring.hdr;
+	uint32_t prod;
+
+	/* Pairs with the kernel's smp_store_release() of prod. */
+	prod = atomic_load_explicit(SXRC_ATOMIC(&hdr->prod),
+				    memory_order_acquire);
+	if (cq->cons == prod) {
+		cq->cur = NULL;
+		return ENOENT;
+	}
+	cq->cur = sxrc_uring_slot(&cq->ring, cq->cons++);
+	cq->ibcq_ex.wr_id = cq->cur->wr_id;
+	cq->ibcq_ex.status = cq->cur->status;
+	return 0;
+}
+
+static int sxrc_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
+{
+	struct sxrc_cq *cq = to_sxrc_cqx(cqx);
+	int ret;
+
+	if (attr && attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	ret = sxrc_cq_take(cq);
+	if (!ret)
+		return 0;	/* the lock is held until ibv_end_poll() */
+	/* Overrun: IBV_EVENT_CQ_ERR was raised; nothing is left. */
+	if (atomic_load_explicit(SXRC_ATOMIC(&cq->ring.hdr->flags),
+				 memory_order_relaxed) & SXRC_RING_ERROR)
+		ret = EIO;
+	pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+static int sxrc_next_poll(struct ibv_cq_ex *cqx)
+{
+	return sxrc_cq_take(to_sxrc_cqx(cqx));
+}
+
+static void sxrc_end_poll(struct ibv_cq_ex *cqx)
+{
+	struct sxrc_cq *cq = to_sxrc_cqx(cqx);
+
+	cq->cur = NULL;
+	/* The slots are read: the kernel may reuse them. */
+	atomic_store_explicit(SXRC_ATOMIC(&cq->ring.hdr->cons), cq->cons,
+			      memory_order_release);
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode sxrc_read_opcode(struct ibv_cq_ex *cqx)
+{
+	return to_sxrc_cqx(cqx)->cur->opcode;
+}
+
+static uint32_t sxrc_read_vendor_err(struct ibv_cq_ex *cqx)
+{
+	return to_sxrc_cqx(cqx)->cur->vendor_err;
+}
+
+static uint32_t sxrc_read_byte_len(struct ibv_cq_ex *cqx)
+{
+	return to_sxrc_cqx(cqx)->cur->byte_len;
+}
+
+static __be32 sxrc_read_imm_data(struct ibv_cq_ex *cqx)
+{
+	return to_sxrc_cqx(cqx)->cur->imm_data;
+}
+
+static uint32_t sxrc_read_qp_num(struct ibv_cq_ex *cqx)
+{
+	return to_sxrc_cqx(cqx)->cur->qp_num;
+}
+
+static uint32_t sxrc_read_src_qp(struct ibv_cq_ex *cqx)
+{
+	return to_sxrc_cqx(cqx)->cur->src_qp;
+}
+
+static unsigned int sxrc_read_wc_flags(struct ibv_cq_ex *cqx)
+{
+	return to_sxrc_cqx(cqx)->cur->wc_flags;
+}
+
+static uint32_t sxrc_read_slid(struct ibv_cq_ex *cqx)
+{
+	return to_sxrc_cqx(cqx)->cur->slid;
+}
+
+static uint8_t sxrc_read_sl(struct ibv_cq_ex *cqx)
+{
+	return to_sxrc_cqx(cqx)->cur->sl;
+}
+
+static uint8_t sxrc_read_dlid_path_bits(struct ibv_cq_ex *cqx)
+{
+	return to_sxrc_cqx(cqx)->cur->dlid_path_bits;
+}
+
+static uint64_t sxrc_read_completion_ts(struct ibv_cq_ex *cqx)
+{
+	return sxrc_cur_ts(to_sxrc_cqx(cqx))->ts_ns;
+}
+
+static uint64_t sxrc_read_completion_wallclock_ns(struct ibv_cq_ex *cqx)
+{
+	return sxrc_cur_ts(to_sxrc_cqx(cqx))->wallclock_ns;
+}
+
+struct ibv_cq_ex *sxrc_create_cq_ex(struct ibv_context *context,
+				    struct ibv_cq_init_attr_ex *attr)
+{
+	struct sxrc_context *ctx = to_sxrc_ctx(context);
+	struct ibv_cq_ex *x;
+	struct sxrc_cq *cq;
+	uint32_t flags = 0;
+
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					  IBV_CQ_INIT_ATTR_MASK_PD)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* A single-threaded CQ is a hint; overruns are always reported. */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* Only a parent domain may be given, and none can exist here. */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->wc_flags & ~(uint64_t)SXRC_WC_EX_SUPPORTED) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->wc_flags & SXRC_WC_EX_TIMESTAMPS) {
+		if (!(ctx->features & SXRC_FEATURE_CQE_TIMESTAMP)) {
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
+		flags |= SXRC_CQ_CREATE_TIMESTAMP;
+	}
+	if (attr->cqe > INT32_MAX || attr->comp_vector > INT32_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	cq = sxrc_cq_new(context, attr->cqe, attr->cq_context, attr->channel,
+			 attr->comp_vector, flags);
+	if (!cq)
+		return NULL;
+	cq->wc_flags = attr->wc_flags;
+
+	x = &cq->ibcq_ex;
+	x->start_poll = sxrc_start_poll;
+	x->next_poll = sxrc_next_poll;
+	x->end_poll = sxrc_end_poll;
+	x->read_opcode = sxrc_read_opcode;
+	x->read_vendor_err = sxrc_read_vendor_err;
+	x->read_wc_flags = sxrc_read_wc_flags;
+	if (attr->wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		x->read_byte_len = sxrc_read_byte_len;
+	if (attr->wc_flags & IBV_WC_EX_WITH_IMM)
+		x->read_imm_data = sxrc_read_imm_data;
+	if (attr->wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		x->read_qp_num = sxrc_read_qp_num;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		x->read_src_qp = sxrc_read_src_qp;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SLID)
+		x->read_slid = sxrc_read_slid;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SL)
+		x->read_sl = sxrc_read_sl;
+	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		x->read_dlid_path_bits = sxrc_read_dlid_path_bits;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		x->read_completion_ts = sxrc_read_completion_ts;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		x->read_completion_wallclock_ns =
+			sxrc_read_completion_wallclock_ns;
+	return x;
+}
+
+/*
+ * The completion clock is CLOCK_MONOTONIC in nanoseconds (uapi struct
+ * sxrc_cqe_ts): the raw clock is read here, with no system call on
+ * kernels with a vDSO.
+ */
+int sxrc_query_rt_values(struct ibv_context *context,
+			 struct ibv_values_ex *values)
+{
+	struct sxrc_context *ctx = to_sxrc_ctx(context);
+	uint32_t mask = values->comp_mask;
+
+	if (mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK)
+		return EINVAL;
+	values->comp_mask = 0;
+	if (mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		if (!(ctx->features & SXRC_FEATURE_CQE_TIMESTAMP))
+			return EOPNOTSUPP;
+		if (clock_gettime(CLOCK_MONOTONIC, &values->raw_clock))
+			return errno;
+		values->comp_mask |= IBV_VALUES_MASK_RAW_CLOCK;
+	}
 	return 0;
 }

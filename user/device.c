@@ -189,6 +189,8 @@ SXRC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.sz = sizeof(ctx->vctx);
 	ctx->vctx.query_port = sxrc_query_port;
 	ctx->vctx.query_device_ex = sxrc_query_device_ex;
+	ctx->vctx.create_cq_ex = sxrc_create_cq_ex;
+	ctx->vctx.query_rt_values = sxrc_query_rt_values;
 	ctx->vctx.create_qp_ex = sxrc_create_qp_ex;
 	ctx->vctx.create_srq_ex = sxrc_create_srq_ex;
 	ctx->vctx.get_srq_num = sxrc_get_srq_num;
@@ -311,6 +313,11 @@ int sxrc_query_device_ex(struct ibv_context *context,
 	sxrc_fill_device_attr(&ex.orig_attr, &a);
 	ex.device_cap_flags_ex = a.device_cap_flags;
 	ex.phys_port_cnt_ex = a.phys_port_cnt;
+	if (to_sxrc_ctx(context)->features & SXRC_FEATURE_CQE_TIMESTAMP) {
+		/* The completion clock: CLOCK_MONOTONIC, 1 GHz (in kHz). */
+		ex.completion_timestamp_mask = UINT64_MAX;
+		ex.hca_core_clock = 1000000;
+	}
 	if (attr_size > sizeof(ex)) {
 		memset((char *)attr + sizeof(ex), 0, attr_size - sizeof(ex));
 		attr_size = sizeof(ex);

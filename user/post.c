@@ -136,15 +136,22 @@ static int sxrc_write_send_wqe(struct sxrc_qp *qp, struct ibv_send_wr *wr)
 	return 0;
 }
 
+/* Sending needs a send queue in RTS (or one it left by itself). */
+static bool sxrc_sq_ready(struct sxrc_qp *qp)
+{
+	enum ibv_qp_state state = qp->ibqp.state;
+
+	return qp->sq.ring.map && state != IBV_QPS_RESET &&
+	       state != IBV_QPS_INIT && state != IBV_QPS_RTR;
+}
+
 int sxrc_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr)
 {
 	struct sxrc_qp *qp = to_sxrc_qp(ibqp);
 	int ret = 0;
 
-	/* Sending needs a send queue in RTS (or one it left by itself). */
-	if (!qp->sq.ring.map || ibqp->state == IBV_QPS_RESET ||
-	    ibqp->state == IBV_QPS_INIT || ibqp->state == IBV_QPS_RTR) {
+	if (!sxrc_sq_ready(qp)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -225,7 +232,8 @@ static void sxrc_wr_start(struct ibv_qp_ex *qpx)
 
 	pthread_spin_lock(&qp->sq.lock);
 	qp->wr_start = qp->sq.prod;
-	qp->wr_err = 0;
+	/* As ibv_post_send(): the whole batch fails, nothing is posted. */
+	qp->wr_err = sxrc_sq_ready(qp) ? 0 : EINVAL;
 	qp->wr_cur = NULL;
 }
 

@@ -93,9 +93,13 @@ static inline void *sxrc_uring_slot(struct sxrc_uring *r, uint32_t index)
  * struct sxrc_cq - a completion queue
  * @ibcq: what the application holds (ibv_cq_ex begins with the same
  *	fields, for ibv_create_cq_ex())
- * @lock: serialises pollers and resize
+ * @lock: serialises pollers and resize; held from a successful
+ *	ibv_start_poll() to ibv_end_poll()
  * @ring: the CQE ring
  * @cons: next CQE to read (the ring's cons is only published)
+ * @cur: ibv_start_poll()/ibv_next_poll(): the CQE the ibv_wc_read_*()
+ *	accessors read (under @lock)
+ * @wc_flags: IBV_WC_EX_WITH_* asked for at ibv_create_cq_ex()
  */
 struct sxrc_cq {
 	union {
@@ -105,6 +109,8 @@ struct sxrc_cq {
 	pthread_spinlock_t lock;
 	struct sxrc_uring ring;
 	uint32_t cons;
+	const struct sxrc_cqe *cur;
+	uint64_t wc_flags;
 };
 
 /**
@@ -227,6 +233,10 @@ void sxrc_wait_events(pthread_mutex_t *mutex, pthread_cond_t *cond,
 /* cq.c */
 int sxrc_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int sxrc_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+struct ibv_cq_ex *sxrc_create_cq_ex(struct ibv_context *context,
+				    struct ibv_cq_init_attr_ex *attr);
+int sxrc_query_rt_values(struct ibv_context *context,
+			 struct ibv_values_ex *values);
 
 /* post.c */
 void sxrc_qp_init_wr_ops(struct sxrc_qp *qp);

@@ -139,13 +139,17 @@ enum sxrc_ctx_method {
  * @SXRC_FEATURE_ASYNC_EVENTS: read()/poll() on the device fd deliver
  *	struct sxrc_async_event records
  * @SXRC_FEATURE_XRC: XRC domains, SRQs and QPs (SXRC_OBJ_XRCD)
+ * @SXRC_FEATURE_CQE_TIMESTAMP: SXRC_CQ_CREATE_TIMESTAMP, CQEs that carry
+ *	the time they were produced (struct sxrc_cqe_ts)
  */
 enum sxrc_features {
 	SXRC_FEATURE_ASYNC_EVENTS = 1 << 0,
 	SXRC_FEATURE_XRC = 1 << 1,
+	SXRC_FEATURE_CQE_TIMESTAMP = 1 << 2,
 };
 
-#define SXRC_FEATURES_ALL	(SXRC_FEATURE_ASYNC_EVENTS | SXRC_FEATURE_XRC)
+#define SXRC_FEATURES_ALL	(SXRC_FEATURE_ASYNC_EVENTS | SXRC_FEATURE_XRC | \
+				 SXRC_FEATURE_CQE_TIMESTAMP)
 
 /**
  * struct sxrc_query_ctx_out - SXRC_CTX_QUERY output; the method has no
@@ -187,6 +191,18 @@ enum sxrc_device_method {
 #define SXRC_DEVICE_N_NOTIFY_CQ		_BITULL(14)
 #define SXRC_DEVICE_XRC			_BITULL(20)
 
+/*
+ * sxrc_device_attr identity.  SXRC_VENDOR_ID is no vendor's OUI: its
+ * first octet, 0x02, has the IEEE "locally administered" bit set with the
+ * low bits of the SLAP AAI quadrant, a range the IEEE registry never
+ * assigns, so no real device can share it; the two other octets are
+ * "SX".  The part number and hardware version never change for a given
+ * ABI; the firmware version is the module's (sxrc_device_attr.fw_ver).
+ */
+#define SXRC_VENDOR_ID			0x025358
+#define SXRC_VENDOR_PART_ID		0x5c
+#define SXRC_HW_VER			1
+
 /* atomic_cap values: enum ibv_atomic_cap */
 #define SXRC_ATOMIC_NONE		0
 #define SXRC_ATOMIC_HCA			1
@@ -195,7 +211,10 @@ enum sxrc_device_method {
  * struct sxrc_device_attr - SXRC_DEVICE_QUERY output; no input
  *
  * The fields mirror struct ibv_device_attr / ibv_device_attr_ex.  Limits
- * are those of this module instance (several are module parameters).
+ * are those of this module instance (several are module parameters) at
+ * the time of the call; for a caller without CAP_SYS_RESOURCE an object
+ * count is the smaller of the device's and its user's limit.  Each is
+ * what a creation really accepts: the limit succeeds, one more fails.
  *
  * @fw_ver: firmware version, major << 32 | minor << 16 | sub-minor
  * @node_guid: node GUID, network byte order
@@ -203,9 +222,9 @@ enum sxrc_device_method {
  * @max_mr_size: largest MR in bytes
  * @page_size_cap: supported page sizes (bit N: 2^N bytes)
  * @device_cap_flags: SXRC_DEVICE_* bits
- * @vendor_id: IEEE OUI of the vendor (0: none)
- * @vendor_part_id: part number
- * @hw_ver: hardware version
+ * @vendor_id: SXRC_VENDOR_ID
+ * @vendor_part_id: SXRC_VENDOR_PART_ID
+ * @hw_ver: SXRC_HW_VER
  * @max_qp: QPs per device
  * @max_qp_wr: work requests per send or receive queue
  * @max_sge: scatter/gather entries per send or receive WR
@@ -229,7 +248,7 @@ enum sxrc_device_method {
  * @local_ca_ack_delay: local CA ack delay (IBTA encoding)
  * @phys_port_cnt: ports
  * @max_inline_data: inline bytes per send WR
- * @max_xrcd: XRC domains per device (0 until XRC is supported)
+ * @max_xrcd: XRC domains per device
  * @reserved: zero
  */
 struct sxrc_device_attr {
@@ -282,6 +301,9 @@ struct sxrc_port_in {
 /* port_state values: enum ibv_port_state */
 #define SXRC_PORT_DOWN		1
 #define SXRC_PORT_ACTIVE	4
+/* port_cap_flags bits: the values of IBV_PORT_* */
+#define SXRC_PORT_SYS_IMAGE_GUID_SUP	_BITUL(11)
+#define SXRC_PORT_CM_SUP		_BITUL(16)
 /* link_layer values: IBV_LINK_LAYER_* */
 #define SXRC_LINK_LAYER_INFINIBAND	1
 
@@ -637,6 +659,23 @@ struct sxrc_cqe {
 	__u8 reserved;
 };
 
+/**
+ * struct sxrc_cqe_ts - a completion and when it was produced
+ * @cqe: the completion
+ * @ts_ns: CLOCK_MONOTONIC, in nanoseconds, when the kernel produced it
+ *	(the "completion clock": the same clock clock_gettime() reads, so
+ *	the device's raw clock is CLOCK_MONOTONIC at 1 GHz)
+ * @wallclock_ns: CLOCK_REALTIME at the same moment, nanoseconds since
+ *	the Epoch
+ *
+ * The slot of a CQ created with SXRC_CQ_CREATE_TIMESTAMP.
+ */
+struct sxrc_cqe_ts {
+	struct sxrc_cqe cqe;
+	__aligned_u64 ts_ns;
+	__aligned_u64 wallclock_ns;
+};
+
 /* --------------------------------------------------------------------
  * SXRC_OBJ_CQ
  */
@@ -652,7 +691,7 @@ enum sxrc_cq_method {
  * @cqe: entries wanted, 1 to max_cqe
  * @channel_fd: completion channel fd, or -1 for none
  * @comp_vector: completion vector, < num_comp_vectors
- * @flags: zero
+ * @flags: SXRC_CQ_CREATE_* (SXRC_FEATURE_CQE_TIMESTAMP announces them)
  */
 struct sxrc_create_cq_in {
 	__aligned_u64 user_cookie;
@@ -662,20 +701,34 @@ struct sxrc_create_cq_in {
 	__u32 flags;
 };
 
+/* sxrc_create_cq_in.flags */
+#define SXRC_CQ_CREATE_TIMESTAMP	_BITUL(0)	/* slots: sxrc_cqe_ts */
+#define SXRC_CQ_CREATE_FLAGS_ALL	SXRC_CQ_CREATE_TIMESTAMP
+
 /**
  * struct sxrc_cq_ring_out - output of SXRC_CQ_CREATE and _RESIZE
  * @handle: the CQ
  * @cqe: entries the ring holds (a power of two, >= what was asked)
  * @mmap_offset: offset to mmap the ring at
- * @mmap_size: bytes to map: SXRC_RING_HDR_SIZE + @cqe * sizeof(sxrc_cqe),
+ * @mmap_size: bytes to map: SXRC_RING_HDR_SIZE + @cqe * @cqe_stride,
  *	rounded up to a page
+ * @cqe_stride: bytes per slot: sizeof(struct sxrc_cqe), or
+ *	sizeof(struct sxrc_cqe_ts) for a CQ created with
+ *	SXRC_CQ_CREATE_TIMESTAMP (a kernel that defines only the first
+ *	SXRC_CQ_RING_OUT_V1 bytes knows no flag, and its slots are
+ *	struct sxrc_cqe)
+ * @reserved: zero
  */
 struct sxrc_cq_ring_out {
 	__u32 handle;
 	__u32 cqe;
 	__aligned_u64 mmap_offset;
 	__aligned_u64 mmap_size;
+	__u32 cqe_stride;
+	__u32 reserved;
 };
+
+#define SXRC_CQ_RING_OUT_V1	24
 
 /**
  * struct sxrc_resize_cq_in - input of SXRC_CQ_RESIZE
