@@ -228,6 +228,12 @@ void sxrc_wait_events(pthread_mutex_t *mutex, pthread_cond_t *cond,
 int sxrc_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int sxrc_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 
+/* mw.c */
+struct ibv_mw *sxrc_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int sxrc_dealloc_mw(struct ibv_mw *mw);
+int sxrc_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
+
 /* post.c */
 void sxrc_qp_init_wr_ops(struct sxrc_qp *qp);
 
