@@ -1138,6 +1138,324 @@ TEST_F(mw, wr_bind_mw)
 }
 
 /* ------------------------------------------------------------------
+ * ibv_rereg_mr(): B's region changes under A's traffic
+ */
+
+#define RW_ALL	(IBV_ACCESS_LOCAL_WRITE | REMOTE_ALL)
+
+/* New translation: the same keys now reach the new pages only. */
+TEST_F(mw, rereg_translation)
+{
+	struct ibv_mr *mr = ibv_reg_mr(self->pd, self->buf + TGT, 4096,
+				       RW_ALL);
+	uint32_t rkey;
+
+	ASSERT_NE(NULL, mr);
+	rkey = mr->rkey;
+	memset(self->buf + SRC, 0x21, 64);
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 64,
+				       tgt(self, 0), mr->rkey));
+	EXPECT_EQ(0x21, self->buf[TGT]);
+
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+				  self->buf + TGT + 8192, 8192, 0));
+	EXPECT_EQ(self->buf + TGT + 8192, mr->addr);
+	EXPECT_EQ(8192, mr->length);
+	memset(self->buf + SRC, 0x22, 64);
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 64,
+				       tgt(self, 16384 - 64), mr->rkey));
+	EXPECT_EQ(0x22, self->buf[TGT + 16383]);
+	self->buf[TGT + 9000] = 0x23;
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_READ, 128, 8,
+				       tgt(self, 9000), mr->rkey));
+	EXPECT_EQ(0x23, self->buf[SRC + 128]);
+	/* The old range is gone from the keys. */
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma(self, IBV_WR_RDMA_WRITE, 0, 64, tgt(self, 0), rkey));
+	EXPECT_EQ(0x21, self->buf[TGT + 1]);
+}
+
+/* The lkey follows the new translation as well (A's own source). */
+TEST_F(mw, rereg_translation_lkey)
+{
+	struct ibv_mr *dst = ibv_reg_mr(self->pd, self->buf + TGT, TGT_LEN,
+					RW_ALL);
+	struct ibv_sge sge = { .length = 32 };
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_RDMA_WRITE, .sg_list = &sge, .num_sge = 1,
+	};
+
+	ASSERT_NE(NULL, dst);
+	wr.wr.rdma.rkey = dst->rkey;
+	wr.wr.rdma.remote_addr = tgt(self, 0);
+	sge.lkey = self->src->lkey;
+	sge.addr = (uintptr_t)self->buf + SRC;
+	memset(self->buf + SRC, 0x31, 32);
+	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->a, self->cqa, &wr, NULL));
+	ASSERT_EQ(0, ibv_rereg_mr(self->src, IBV_REREG_MR_CHANGE_TRANSLATION,
+				  NULL, self->buf + SRC + 16384, 4096, 0));
+	sge.addr = (uintptr_t)self->buf + SRC + 16384;
+	memset(self->buf + SRC + 16384, 0x32, 32);
+	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->a, self->cqa, &wr, NULL));
+	EXPECT_EQ(0x32, self->buf[TGT + 31]);
+	/* The old source range is outside the MR now. */
+	sge.addr = (uintptr_t)self->buf + SRC;
+	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, run_wr(self->a, self->cqa, &wr, NULL));
+}
+
+/* Rights added, then taken away. */
+TEST_F(mw, rereg_access)
+{
+	struct ibv_mr *mr = ibv_reg_mr(self->pd, self->buf + TGT, 4096,
+				       IBV_ACCESS_REMOTE_READ);
+
+	ASSERT_NE(NULL, mr);
+	self->buf[TGT + 1] = 0x41;
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_READ, 0, 8,
+				       tgt(self, 0), mr->rkey));
+	EXPECT_EQ(0x41, self->buf[SRC + 1]);
+	/* Writable now: the pages are pinned for writing this time. */
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				  0, RW_ALL));
+	memset(self->buf + SRC, 0x42, 8);
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 8,
+				       tgt(self, 0), mr->rkey));
+	EXPECT_EQ(0x42, self->buf[TGT + 1]);
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				  0, IBV_ACCESS_LOCAL_WRITE |
+				  IBV_ACCESS_REMOTE_READ));
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_READ, 0, 8,
+				       tgt(self, 0), mr->rkey));
+	memset(self->buf + SRC, 0x43, 8);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma(self, IBV_WR_RDMA_WRITE, 0, 8, tgt(self, 0), mr->rkey));
+	EXPECT_EQ(0x42, self->buf[TGT + 1]);
+}
+
+/*
+ * A region made writable by rereg over a private mapping sees the peer's
+ * writes where its owner reads them (the new pin broke copy-on-write
+ * before the old read-only pin was dropped).
+ */
+TEST_F(mw, rereg_access_writable_private_page)
+{
+	char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *mr;
+	pid_t pid;
+	int status;
+
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 1;
+	/* A child shares the page copy-on-write with us. */
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		sleep(2);
+		_exit(p[0] == 1 ? 0 : 1);
+	}
+	mr = ibv_reg_mr(self->pd, p, 4096, IBV_ACCESS_REMOTE_READ);
+	ASSERT_NE(NULL, mr);
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				  0, RW_ALL));
+	memset(self->buf + SRC, 0x44, 8);
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 8,
+				       (uintptr_t)p, mr->rkey));
+	EXPECT_EQ(0x44, p[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	munmap(p, 4096);
+}
+
+/* Another PD: the region leaves this PD's QPs. */
+TEST_F(mw, rereg_pd_away)
+{
+	struct ibv_pd *pd2 = ibv_alloc_pd(self->ctx);
+	struct ibv_mr *mr = ibv_reg_mr(self->pd, self->buf + TGT, 4096,
+				       RW_ALL);
+
+	ASSERT_NE(NULL, pd2);
+	ASSERT_NE(NULL, mr);
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 8,
+				       tgt(self, 0), mr->rkey));
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0,
+				  0));
+	EXPECT_EQ(pd2, mr->pd);
+	/* pd2 is in use now, the old PD less so. */
+	EXPECT_EQ(EBUSY, ibv_dealloc_pd(pd2));
+	memset(self->buf + SRC, 0x51, 8);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma(self, IBV_WR_RDMA_WRITE, 0, 8, tgt(self, 0), mr->rkey));
+	EXPECT_NE(0x51, self->buf[TGT]);
+}
+
+/* ...and comes into it. */
+TEST_F(mw, rereg_pd_in)
+{
+	struct ibv_pd *pd2 = ibv_alloc_pd(self->ctx);
+	struct ibv_mr *mr;
+
+	ASSERT_NE(NULL, pd2);
+	mr = ibv_reg_mr(pd2, self->buf + TGT, 4096, RW_ALL);
+	ASSERT_NE(NULL, mr);
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, self->pd, NULL,
+				  0, 0));
+	EXPECT_EQ(0, ibv_dealloc_pd(pd2));
+	memset(self->buf + SRC, 0x52, 8);
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 8,
+				       tgt(self, 0), mr->rkey));
+	EXPECT_EQ(0x52, self->buf[TGT]);
+}
+
+/* Everything at once: translation, PD and access. */
+TEST_F(mw, rereg_all_together)
+{
+	struct ibv_pd *pd2 = ibv_alloc_pd(self->ctx);
+	struct ibv_mr *mr;
+
+	ASSERT_NE(NULL, pd2);
+	mr = ibv_reg_mr(pd2, self->buf + TGT, 4096, IBV_ACCESS_REMOTE_READ);
+	ASSERT_NE(NULL, mr);
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION |
+				  IBV_REREG_MR_CHANGE_PD |
+				  IBV_REREG_MR_CHANGE_ACCESS, self->pd,
+				  self->buf + TGT + 4096, 8192, RW_ALL));
+	memset(self->buf + SRC, 0x61, 8);
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 8,
+				       tgt(self, 12288 - 8), mr->rkey));
+	EXPECT_EQ(0x61, self->buf[TGT + 12287]);
+	self->buf[TGT + 5000] = 0x62;
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_READ, 64, 8,
+				       tgt(self, 5000), mr->rkey));
+	EXPECT_EQ(0x62, self->buf[SRC + 64]);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma(self, IBV_WR_RDMA_READ, 64, 8, tgt(self, 0), mr->rkey));
+}
+
+/*
+ * A failed rereg is IBV_REREG_MR_ERR_INPUT: "old MR is valid" (the man
+ * page), unchanged, and its traffic goes on.
+ */
+TEST_F(mw, rereg_failure_leaves_mr)
+{
+	struct ibv_pd *pd2 = ibv_alloc_pd(self->ctx);
+	struct ibv_mr *mr = ibv_reg_mr(self->pd, self->buf + TGT, 4096,
+				       RW_ALL);
+	void *hole = mmap(NULL, 8192, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t lkey, rkey;
+	int i;
+
+	ASSERT_NE(NULL, pd2);
+	ASSERT_NE(NULL, mr);
+	ASSERT_NE(MAP_FAILED, hole);
+	lkey = mr->lkey;
+	rkey = mr->rkey;
+
+	/* Pages that cannot be pinned, with a PD and access change too. */
+	errno = 0;
+	EXPECT_EQ(IBV_REREG_MR_ERR_INPUT,
+		  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION |
+			       IBV_REREG_MR_CHANGE_PD |
+			       IBV_REREG_MR_CHANGE_ACCESS, pd2, hole, 8192,
+			       IBV_ACCESS_LOCAL_WRITE));
+	EXPECT_NE(0, errno);
+	/* A range whose second page cannot be pinned. */
+	ASSERT_EQ(0, mprotect(hole, 4096, PROT_READ | PROT_WRITE));
+	memset(hole, 1, 4096);
+	errno = 0;
+	EXPECT_EQ(IBV_REREG_MR_ERR_INPUT,
+		  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+			       hole, 8192, 0));
+	EXPECT_NE(0, errno);
+	/* Remote write without local write. */
+	errno = 0;
+	EXPECT_EQ(IBV_REREG_MR_ERR_INPUT,
+		  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			       IBV_ACCESS_REMOTE_WRITE));
+	EXPECT_EQ(EINVAL, errno);
+	/* Zero length, a wrapping range, no flags, unknown flags, no PD. */
+	EXPECT_EQ(IBV_REREG_MR_ERR_INPUT,
+		  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+			       self->buf, 0, 0));
+	EXPECT_EQ(IBV_REREG_MR_ERR_INPUT,
+		  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+			       (void *)-4096L, 8192, 0));
+	EXPECT_EQ(IBV_REREG_MR_ERR_INPUT,
+		  ibv_rereg_mr(mr, 0, NULL, NULL, 0, 0));
+	EXPECT_EQ(IBV_REREG_MR_ERR_INPUT,
+		  ibv_rereg_mr(mr, 1 << 7, NULL, NULL, 0, 0));
+	EXPECT_EQ(IBV_REREG_MR_ERR_INPUT,
+		  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, NULL, NULL, 0, 0));
+
+	/* Still the same region: keys, attributes, traffic. */
+	EXPECT_EQ(lkey, mr->lkey);
+	EXPECT_EQ(rkey, mr->rkey);
+	EXPECT_EQ(self->buf + TGT, mr->addr);
+	EXPECT_EQ(4096, mr->length);
+	EXPECT_EQ(self->pd, mr->pd);
+	for (i = 0; i < 2; i++) {
+		memset(self->buf + SRC, 0x71 + i, 8);
+		ASSERT_EQ(IBV_WC_SUCCESS,
+			  rdma(self, IBV_WR_RDMA_WRITE, 0, 8,
+			       tgt(self, 4096 - 8), mr->rkey));
+		EXPECT_EQ(0x71 + i, self->buf[TGT + 4095]);
+	}
+	/* pd2 gained no user. */
+	EXPECT_EQ(0, ibv_dealloc_pd(pd2));
+	munmap(hole, 8192);
+}
+
+/*
+ * A PD of another context is no PD of the region's: its handle means
+ * nothing here (and may name one of this context's PDs).
+ */
+TEST_F(mw, rereg_pd_of_another_context)
+{
+	struct ibv_context *ctx2 = ibv_open_device(self->list[0]);
+	struct ibv_mr *mr = ibv_reg_mr(self->pd, self->buf + TGT, 4096,
+				       RW_ALL);
+	struct ibv_pd *other;
+
+	ASSERT_NE(NULL, ctx2);
+	ASSERT_NE(NULL, mr);
+	other = ibv_alloc_pd(ctx2);
+	ASSERT_NE(NULL, other);
+	errno = 0;
+	EXPECT_EQ(IBV_REREG_MR_ERR_INPUT,
+		  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, other, NULL, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(self->pd, mr->pd);
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 8,
+				       tgt(self, 0), mr->rkey));
+	ibv_close_device(ctx2);
+}
+
+/* A rereg between posts: WQEs after it see the new region. */
+TEST_F(mw, rereg_between_batches)
+{
+	struct ibv_mr *mr = ibv_reg_mr(self->pd, self->buf + TGT, 4096,
+				       RW_ALL);
+	int i;
+
+	ASSERT_NE(NULL, mr);
+	for (i = 0; i < 8; i++) {
+		size_t off = (i & 1) ? 8192 : 0;
+
+		ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION,
+					  NULL, self->buf + TGT + off, 4096,
+					  0));
+		memset(self->buf + SRC, 0x80 + i, 16);
+		ASSERT_EQ(IBV_WC_SUCCESS,
+			  rdma(self, IBV_WR_RDMA_WRITE, 0, 16,
+			       tgt(self, off + 16 * i), mr->rkey));
+		EXPECT_EQ(0x80 + i, (unsigned char)self->buf[TGT + off +
+							    16 * i]);
+	}
+}
+
+/* ------------------------------------------------------------------
  * Limits
  */
 
