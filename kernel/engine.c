@@ -843,7 +843,8 @@ static bool sxrc_can_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
 		return ok;
 	}
 	spin_lock(&mr->lock);
-	ok = mr->pd == pd && !mr->invalid;
+	/* An MR under bound windows stays valid (as rxe does). */
+	ok = mr->pd == pd && !mr->invalid && !mr->nmw;
 	spin_unlock(&mr->lock);
 	sxrc_obj_drop(&mr->obj);
 	return ok;
@@ -888,7 +889,7 @@ static int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
 	if (!mr)
 		return sxrc_mw_invalidate(dev, pd, qp, key, s);
 	spin_lock(&mr->lock);
-	if (mr->pd == pd && !mr->invalid) {
+	if (mr->pd == pd && !mr->invalid && !mr->nmw) {
 		mr->invalid = true;
 		if (mr->umem) {
 			kref_get(&mr->umem->ref);

@@ -974,6 +974,44 @@ TEST_F(mw, dealloc_while_bound)
 	self->tgt = NULL;
 }
 
+/* An MR with a window bound is not invalidated (rxe refuses it too). */
+TEST_F(mw, mr_under_window_not_invalidated)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	struct ibv_send_wr inv = {
+		.opcode = IBV_WR_LOCAL_INV,
+		.invalidate_rkey = self->tgt->rkey,
+	};
+	uint32_t k;
+
+	ASSERT_NE(NULL, mw);
+	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
+					self->tgt, 0, 4096, REMOTE_ALL, &k));
+	EXPECT_EQ(IBV_WC_LOC_PROT_ERR,
+		  run_wr(self->b, self->cqb, &inv, NULL));
+}
+
+/* ...nor remotely. */
+TEST_F(mw, mr_under_window_not_remotely_invalidated)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	struct ibv_sge rsge = {
+		.addr = tgt(self, 12288), .length = 64,
+		.lkey = self->tgt->lkey,
+	};
+	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND_WITH_INV };
+	uint32_t k;
+
+	ASSERT_NE(NULL, mw);
+	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
+					self->tgt, 0, 4096, REMOTE_ALL, &k));
+	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
+	swr.invalidate_rkey = self->tgt->rkey;
+	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR,
+		  run_wr(self->a, self->cqa, &swr, NULL));
+}
+
 /* Once invalidated, the MR may be reregistered and deregistered. */
 TEST_F(mw, invalidated_window_frees_the_mr)
 {
