@@ -948,6 +948,67 @@ TEST_F(mw, type1_call_on_type2_window)
 	EXPECT_EQ(EINVAL, ibv_bind_mw(self->b, mw, &b));
 }
 
+/*
+ * Hostile: another context that learned a window's key (type 1, bound)
+ * cannot bind it, neither to its own memory nor to ours, and the key
+ * still reaches what its owner granted, and only that.
+ */
+TEST_F(mw, other_context_cannot_bind_my_window)
+{
+	struct ibv_context *ctx2 = ibv_open_device(self->list[0]);
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
+	struct ibv_pd *pd2;
+	struct ibv_cq *cq2;
+	struct ibv_qp *c, *d;
+	struct ibv_mr *mr2;
+	struct ibv_mw fake;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW };
+	uint32_t k;
+
+	ASSERT_NE(NULL, ctx2);
+	ASSERT_NE(NULL, mw);
+	ASSERT_EQ(IBV_WC_SUCCESS, bind1(self, mw, self->tgt, 0, 4096,
+					IBV_ACCESS_REMOTE_READ));
+	k = mw->rkey;
+	pd2 = ibv_alloc_pd(ctx2);
+	ASSERT_NE(NULL, pd2);
+	cq2 = ibv_create_cq(ctx2, 16, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq2);
+	c = create_qp(pd2, cq2, IBV_QPT_RC);
+	d = create_qp(pd2, cq2, IBV_QPT_RC);
+	ASSERT_NE(NULL, c);
+	ASSERT_NE(NULL, d);
+	ASSERT_EQ(0, connect_qp(c, d->qp_num));
+	ASSERT_EQ(0, connect_qp(d, c->qp_num));
+	mr2 = ibv_reg_mr(pd2, self->buf + TGT, TGT_LEN,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	ASSERT_NE(NULL, mr2);
+
+	/* A forged window: our key, its own MR and QP. */
+	memset(&fake, 0, sizeof(fake));
+	fake.context = ctx2;
+	fake.pd = pd2;
+	fake.rkey = k;
+	fake.type = IBV_MW_TYPE_2;
+	wr.bind_mw.mw = &fake;
+	wr.bind_mw.rkey = ibv_inc_rkey(k);
+	wr.bind_mw.bind_info.mr = mr2;
+	wr.bind_mw.bind_info.addr = tgt(self, 0);
+	wr.bind_mw.bind_info.length = TGT_LEN;
+	wr.bind_mw.bind_info.mw_access_flags = REMOTE_ALL;
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, run_wr(c, cq2, &wr, NULL));
+
+	/* Our window still has our key, our range and our rights. */
+	self->buf[TGT + 3] = 0x5c;
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_READ, 0, 8,
+				       tgt(self, 0), k));
+	EXPECT_EQ(0x5c, self->buf[SRC + 3]);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma(self, IBV_WR_RDMA_WRITE, 0, 8, tgt(self, 0), k));
+	EXPECT_EQ(0x5c, self->buf[TGT + 3]);
+	ibv_close_device(ctx2);
+}
+
 /* ------------------------------------------------------------------
  * Lifetime
  */
