@@ -524,6 +524,59 @@ TEST_F(mw, bind_needs_mw_bind_access)
 			REMOTE_ALL, NULL));
 }
 
+/* A bind error is a local error: the QP goes to the error state. */
+TEST_F(mw, bind_error_fails_the_qp)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+	struct ibv_send_wr wr = { .wr_id = 3, .opcode = IBV_WR_SEND };
+
+	ASSERT_NE(NULL, mw);
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
+		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 0,
+			REMOTE_ALL, NULL));
+	ASSERT_EQ(0, ibv_query_qp(self->b, &a, IBV_QP_STATE, &ia));
+	EXPECT_EQ(IBV_QPS_ERR, a.qp_state);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, run_wr(self->b, self->cqb, &wr, NULL));
+}
+
+/* Zero-based windows are not offered. */
+TEST_F(mw, bind_zero_based)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+
+	ASSERT_NE(NULL, mw);
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
+		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 4096,
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_ZERO_BASED,
+			NULL));
+}
+
+/* UC QPs bind windows too; a UC peer writes through one. */
+TEST_F(mw, type2_on_uc)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	uint32_t k;
+
+	ASSERT_NE(NULL, mw);
+	ASSERT_EQ(0, ibv_destroy_qp(self->a));
+	ASSERT_EQ(0, ibv_destroy_qp(self->b));
+	self->a = create_qp(self->pd, self->cqa, IBV_QPT_UC);
+	self->b = create_qp(self->pd, self->cqb, IBV_QPT_UC);
+	ASSERT_NE(NULL, self->a);
+	ASSERT_NE(NULL, self->b);
+	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num));
+	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num));
+	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
+					self->tgt, 0, 4096,
+					IBV_ACCESS_REMOTE_WRITE, &k));
+	memset(self->buf + SRC, 0x6b, 16);
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 16,
+				       tgt(self, 64), k));
+	EXPECT_EQ(0x6b, self->buf[TGT + 64]);
+}
+
 TEST_F(mw, bind_outside_the_mr)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
@@ -805,6 +858,28 @@ TEST_F(mw, type2_remote_invalidate)
 	EXPECT_EQ(k, wc.invalidated_rkey);
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
 		  rdma(self, IBV_WR_RDMA_WRITE, 0, 16, tgt(self, 0), k));
+}
+
+/* Remote invalidation only through the QP the window is bound to. */
+TEST_F(mw, type2_remote_invalidate_through_other_qp)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	struct ibv_sge rsge = {
+		.addr = tgt(self, 12288), .length = 64,
+		.lkey = self->tgt->lkey,
+	};
+	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND_WITH_INV };
+	uint32_t k;
+
+	ASSERT_NE(NULL, mw);
+	/* Bound on A; A's SEND_WITH_INV lands on B. */
+	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->a, self->cqa, mw,
+					self->tgt, 0, 4096, REMOTE_ALL, &k));
+	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
+	swr.invalidate_rkey = k;
+	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR,
+		  run_wr(self->a, self->cqa, &swr, NULL));
 }
 
 /* ------------------------------------------------------------------
