@@ -8,6 +8,7 @@
  * reaches it comes through a window.
  */
 #include <infiniband/verbs.h>
+#include <pthread.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -1249,6 +1250,88 @@ TEST_F(mw, killed_with_bound_windows)
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFSIGNALED(status));
+}
+
+struct writer {
+	FIXTURE_DATA(mw) *self;
+	volatile uint32_t *key;
+	volatile int stop;
+	int errors;
+	long done;
+};
+
+/* UC writes through whatever key the window has, as fast as they go. */
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+
+	while (!w->stop) {
+		int st = rdma(w->self, IBV_WR_RDMA_WRITE, 0, 8192, tgt(w->self, 0),
+			      *w->key);
+
+		if (st != IBV_WC_SUCCESS)
+			w->errors++;
+		w->done++;
+	}
+	return NULL;
+}
+
+/*
+ * Windows rebound, invalidated, deallocated and allocated again while a
+ * peer writes through their keys (UC: refused writes are dropped, the
+ * writer goes on): nothing breaks, and nothing lands in memory the
+ * window no longer covers.
+ */
+TEST_F(mw, churn_under_traffic)
+{
+	struct writer w = { .self = self };
+	volatile uint32_t key = 0;
+	struct ibv_send_wr inv = { .opcode = IBV_WR_LOCAL_INV };
+	pthread_t th;
+	int i;
+
+	ASSERT_EQ(0, ibv_destroy_qp(self->a));
+	ASSERT_EQ(0, ibv_destroy_qp(self->b));
+	self->a = create_qp(self->pd, self->cqa, IBV_QPT_UC);
+	self->b = create_qp(self->pd, self->cqb, IBV_QPT_UC);
+	ASSERT_NE(NULL, self->a);
+	ASSERT_NE(NULL, self->b);
+	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num));
+	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num));
+	memset(self->buf + SRC, 0x99, 8192);
+	w.key = &key;
+	ASSERT_EQ(0, pthread_create(&th, NULL, writer_main, &w));
+	for (i = 0; i < 200; i++) {
+		struct ibv_mw *m1 = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
+		struct ibv_mw *m2 = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+		uint32_t k;
+
+		ASSERT_NE(NULL, m1);
+		ASSERT_NE(NULL, m2);
+		ASSERT_EQ(IBV_WC_SUCCESS, bind1(self, m1, self->tgt, 0, 8192,
+						IBV_ACCESS_REMOTE_WRITE));
+		key = m1->rkey;
+		ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, m2,
+						self->tgt, 0, 8192,
+						IBV_ACCESS_REMOTE_WRITE, &k));
+		key = k;
+		inv.invalidate_rkey = k;
+		ASSERT_EQ(IBV_WC_SUCCESS,
+			  run_wr(self->b, self->cqb, &inv, NULL));
+		key = m1->rkey;
+		ASSERT_EQ(IBV_WC_SUCCESS, bind1(self, m1, NULL, 0, 0, 0));
+		ASSERT_EQ(0, ibv_dealloc_mw(m2));
+		ASSERT_EQ(0, ibv_dealloc_mw(m1));
+	}
+	w.stop = 1;
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, w.errors);
+	EXPECT_GT(w.done, 0);
+	/* Only the windows' 8 KiB were ever reachable. */
+	for (i = 8192; i < TGT_LEN; i++)
+		if (self->buf[TGT + i])
+			break;
+	EXPECT_EQ(TGT_LEN, i);
 }
 
 /* ------------------------------------------------------------------
