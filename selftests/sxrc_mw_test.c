@@ -9,6 +9,7 @@
  */
 #include <infiniband/verbs.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -1257,8 +1258,19 @@ struct writer {
 	volatile uint32_t *key;
 	volatile int stop;
 	int errors;
-	long done;
+	volatile long done;
 };
+
+/* Let the writer complete a write or two before going on. */
+static int writer_progress(struct writer *w)
+{
+	long d = w->done;
+	int i;
+
+	for (i = 0; i < 20000 && w->done < d + 2; i++)
+		usleep(100);
+	return w->done >= d + 2;
+}
 
 /* UC writes through whatever key the window has, as fast as they go. */
 static void *writer_main(void *arg)
@@ -1311,10 +1323,14 @@ TEST_F(mw, churn_under_traffic)
 		ASSERT_EQ(IBV_WC_SUCCESS, bind1(self, m1, self->tgt, 0, 8192,
 						IBV_ACCESS_REMOTE_WRITE));
 		key = m1->rkey;
+		if (i % 8 == 0)
+			ASSERT_TRUE(writer_progress(&w));
 		ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, m2,
 						self->tgt, 0, 8192,
 						IBV_ACCESS_REMOTE_WRITE, &k));
 		key = k;
+		if (i % 8 == 4)
+			ASSERT_TRUE(writer_progress(&w));
 		inv.invalidate_rkey = k;
 		ASSERT_EQ(IBV_WC_SUCCESS,
 			  run_wr(self->b, self->cqb, &inv, NULL));
@@ -1687,6 +1703,77 @@ TEST_F(mw, rereg_pd_of_another_context)
 	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 8,
 				       tgt(self, 0), mr->rkey));
 	ibv_close_device(ctx2);
+}
+
+static long vmpin_kib(void)
+{
+	char line[128];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/*
+ * An unprivileged rereg past RLIMIT_MEMLOCK fails with ENOMEM and leaves
+ * the region and the process's pinned count as they were.
+ */
+TEST_F(mw, rereg_over_memlock_unprivileged)
+{
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct rlimit rl = { 64 << 10, 64 << 10 };
+		struct ibv_context *ctx;
+		struct ibv_pd *pd;
+		struct ibv_mr *mr;
+		uint32_t lkey;
+		long pinned;
+		char *big;
+
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(65534) ||
+		    setuid(65534))
+			_exit(10);
+		big = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ctx = ibv_open_device(self->list[0]);
+		pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+		if (!pd || big == MAP_FAILED)
+			_exit(11);
+		mr = ibv_reg_mr(pd, big, 4096, IBV_ACCESS_LOCAL_WRITE);
+		if (!mr)
+			_exit(12);
+		lkey = mr->lkey;
+		pinned = vmpin_kib();
+		errno = 0;
+		if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+				 big, 1 << 20, 0) != IBV_REREG_MR_ERR_INPUT)
+			_exit(20);
+		if (errno != ENOMEM)
+			_exit(21);
+		if (vmpin_kib() != pinned || mr->lkey != lkey ||
+		    mr->addr != big || mr->length != 4096)
+			_exit(22);
+		/* Still a region: a rereg within the limit works. */
+		if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+				 big + 8192, 8192, 0))
+			_exit(23);
+		if (ibv_dereg_mr(mr) || vmpin_kib() != 0)
+			_exit(24);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 /* A rereg between posts: WQEs after it see the new region. */
