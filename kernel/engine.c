@@ -27,8 +27,9 @@
  *
  * Locks, outermost first: qp->sq_mutex (the requester's send queue),
  * dev->mcast_lock (UD multicast), the responder's rq_lock or srq->lock,
- * mw->lock, mr->lock, qp->lock, cq->lock, channel->lock, ctx->ev_lock.  Nothing is
- * held while a copy waits for others to leave an MR (invalidation).
+ * mw->lock, mr->lock, qp->lock, cq->lock, channel->lock, ctx->ev_lock.
+ * Nothing is held while a copy waits for others to leave an MR
+ * (invalidation, unbinding a window).
  */
 #include <linux/highmem.h>
 #include <linux/mm.h>
