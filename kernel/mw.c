@@ -17,7 +17,7 @@
  * sxrc_mw_unbind_locked - unbind @mw, whose lock is held
  * @mw: the window
  * @b: receives what the binding held, for sxrc_mw_binding_release()
- *	once the lock is dropped
+ *	once the lock is dropped; the MR's users count is dropped already
  */
 void sxrc_mw_unbind_locked(struct sxrc_mw *mw, struct sxrc_mw_binding *b)
 {
@@ -35,6 +35,12 @@ void sxrc_mw_unbind_locked(struct sxrc_mw *mw, struct sxrc_mw_binding *b)
 			b->umem = mr->umem;
 		}
 		spin_unlock(&mr->lock);
+		/*
+		 * The MR is free to go as soon as the window lock is dropped
+		 * (a context closing right after a peer's SEND_WITH_INV);
+		 * only its memory is held until the release.
+		 */
+		sxrc_obj_unuse(&mr->obj);
 	}
 	mw->mr = NULL;
 	mw->qp = NULL;
@@ -51,7 +57,7 @@ void sxrc_mw_binding_release(struct sxrc_mw_binding *b)
 		sxrc_umem_put(b->umem);
 	}
 	if (b->mr)
-		sxrc_obj_undepend(&b->mr->obj);
+		sxrc_obj_drop(&b->mr->obj);
 	if (b->qp)
 		sxrc_obj_drop(&b->qp->obj);
 }

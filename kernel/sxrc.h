@@ -804,7 +804,7 @@ int sxrc_mw_dealloc(struct sxrc_call *call);
 
 /**
  * struct sxrc_mw_binding - what an unbound window let go of
- * @mr: the MR (its users count and reference), or NULL
+ * @mr: the MR (a reference; its users count is dropped), or NULL
  * @qp: the QP (its reference), or NULL
  * @umem: the MR's pages (a reference): accesses under way through the
  *	window are waited for on them
