@@ -93,6 +93,10 @@ int sxrc_device_query(struct sxrc_call *call)
 	attr->device_cap_flags |= SXRC_DEVICE_RC_RNR_NAK_GEN | SXRC_DEVICE_XRC;
 	attr->max_xrcd = sxrc_ctx_limit(ctx, SXRC_TYPE_XRCD,
 					READ_ONCE(sxrc_max_xrcd));
+	attr->device_cap_flags |= SXRC_DEVICE_MEM_WINDOW |
+				  SXRC_DEVICE_MEM_WINDOW_TYPE_2B;
+	attr->max_mw = sxrc_ctx_limit(ctx, SXRC_TYPE_MW,
+				      sxrc_type_limit(SXRC_TYPE_MW));
 	attr->max_pkeys = SXRC_PKEY_TBL_LEN;
 	attr->local_ca_ack_delay = 15;
 	attr->phys_port_cnt = 1;

@@ -27,8 +27,9 @@
  *
  * Locks, outermost first: qp->sq_mutex (the requester's send queue),
  * dev->mcast_lock (UD multicast), the responder's rq_lock or srq->lock,
- * mr->lock, qp->lock, cq->lock, channel->lock, ctx->ev_lock.  Nothing is
- * held while a copy waits for others to leave an MR (invalidation).
+ * mw->lock, mr->lock, qp->lock, cq->lock, channel->lock, ctx->ev_lock.
+ * Nothing is held while a copy waits for others to leave an MR
+ * (invalidation, unbinding a window).
  */
 #include <linux/highmem.h>
 #include <linux/mm.h>
@@ -164,17 +165,57 @@ static void sxrc_sgl_add_kbuf(struct sxrc_sgl *sgl, void *buf, u32 len)
 	sgl->total += len;
 }
 
-/* Look up a key of @dev under RCU; returns the MR with a reference. */
+/* Look up an MR key of @dev under RCU; returns the MR with a reference. */
 static struct sxrc_mr *sxrc_mr_lookup(struct sxrc_dev *dev, u32 key)
 {
 	struct sxrc_mr *mr;
+	void *entry;
 
 	rcu_read_lock();
-	mr = xa_load(&dev->mrs, key >> 8);
+	entry = xa_load(&dev->mrs, key >> 8);
+	mr = entry && !xa_pointer_tag(entry) ? entry : NULL;
 	if (mr && (mr->key != key || !kref_get_unless_zero(&mr->obj.ref)))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
+}
+
+/*
+ * The window whose key has the index of @key, with a reference; its
+ * current key is compared under its lock by the caller.
+ */
+static struct sxrc_mw *sxrc_mw_lookup(struct sxrc_dev *dev, u32 key)
+{
+	struct sxrc_mw *mw = NULL;
+	void *entry;
+
+	rcu_read_lock();
+	entry = xa_load(&dev->mrs, key >> 8);
+	if (entry && xa_pointer_tag(entry) == SXRC_KEY_MW) {
+		mw = xa_untag_pointer(entry);
+		if (!kref_get_unless_zero(&mw->obj.ref))
+			mw = NULL;
+	}
+	rcu_read_unlock();
+	return mw;
+}
+
+/* [addr, addr + len) of @mr into @seg; the caller holds mr->lock. */
+static int sxrc_mr_seg_locked(struct sxrc_mr *mr, u64 addr, u32 len,
+			      struct sxrc_seg *seg)
+{
+	u64 end;
+
+	if (mr->invalid || !mr->umem ||
+	    check_add_overflow(addr, (u64)len, &end) || addr < mr->iova ||
+	    end > mr->iova + mr->umem->length)
+		return -EACCES;
+	seg->umem = mr->umem;
+	sxrc_umem_use(seg->umem);
+	seg->kbuf = NULL;
+	seg->off = addr - mr->iova + offset_in_page(mr->umem->addr);
+	seg->len = len;
+	return 0;
 }
 
 /**
@@ -196,25 +237,53 @@ static int sxrc_mr_range(struct sxrc_dev *dev, u32 key, struct sxrc_pd *pd,
 {
 	struct sxrc_mr *mr = sxrc_mr_lookup(dev, key);
 	int ret = -EACCES;
-	u64 end;
 
 	if (!mr)
 		return -EACCES;
 	spin_lock(&mr->lock);
-	if (mr->invalid || !mr->umem || (pd && mr->pd != pd) ||
-	    (mr->access & access) != access ||
-	    check_add_overflow(addr, (u64)len, &end) || addr < mr->iova ||
-	    end > mr->iova + mr->umem->length)
-		goto out;
-	seg->umem = mr->umem;
-	sxrc_umem_use(seg->umem);
-	seg->kbuf = NULL;
-	seg->off = addr - mr->iova + offset_in_page(mr->umem->addr);
-	seg->len = len;
-	ret = 0;
-out:
+	if ((!pd || mr->pd == pd) && (mr->access & access) == access)
+		ret = sxrc_mr_seg_locked(mr, addr, len, seg);
 	spin_unlock(&mr->lock);
 	sxrc_obj_drop(&mr->obj);
+	return ret;
+}
+
+/**
+ * sxrc_mw_range - resolve [addr, addr + len) of the window @mw
+ * @mw: the window the rkey's index names (the reference is dropped)
+ * @key: the rkey
+ * @dest: the responder QP the access arrived on
+ * @pd: the PD remote access to @dest is checked against
+ * @access: SXRC_ACCESS_REMOTE_* the window must grant
+ * @addr: start, in the MR's iova space
+ * @len: bytes
+ * @seg: filled in as by sxrc_mr_range()
+ *
+ * The pages are resolved under the window's lock: an unbind that took
+ * it after us waits for this access (sxrc_mw_binding_release()).
+ *
+ * Return: 0, or -EACCES when anything does not match.
+ */
+static int sxrc_mw_range(struct sxrc_mw *mw, u32 key, struct sxrc_qp *dest,
+			 struct sxrc_pd *pd, u32 access, u64 addr, u32 len,
+			 struct sxrc_seg *seg)
+{
+	int ret = -EACCES;
+	u64 end;
+
+	spin_lock(&mw->lock);
+	if (!mw->mr || mw->rkey != key || mw->pd != pd ||
+	    (mw->type == SXRC_MW_TYPE_2 && mw->qp != dest) ||
+	    (mw->access & access) != access ||
+	    check_add_overflow(addr, (u64)len, &end) || addr < mw->addr ||
+	    end > mw->addr + mw->length)
+		goto out;
+	spin_lock(&mw->mr->lock);
+	ret = sxrc_mr_seg_locked(mw->mr, addr, len, seg);
+	spin_unlock(&mw->mr->lock);
+out:
+	spin_unlock(&mw->lock);
+	sxrc_obj_drop(&mw->obj);
 	return ret;
 }
 
@@ -445,6 +514,8 @@ static u32 sxrc_wc_opcode(u32 wr_opcode)
 		return SXRC_WC_OP_FETCH_ADD;
 	case SXRC_WR_LOCAL_INV:
 		return SXRC_WC_OP_LOCAL_INV;
+	case SXRC_WR_BIND_MW:
+		return SXRC_WC_OP_BIND_MW;
 	default:
 		return SXRC_WC_OP_SEND;
 	}
@@ -741,17 +812,40 @@ static int sxrc_copy_sgl(struct sxrc_sgl *dst, u64 skip, struct sxrc_sgl *src,
 	return sxrc_copy(&dc, &sc, src->total, qp);
 }
 
-/* Can the MR @key of @dev in @pd be invalidated? */
+/*
+ * May the window @key of @dev be invalidated in @pd (through @qp for a
+ * SEND_WITH_INV, any QP for a LOCAL_INV: NULL)?  Only a bound type 2
+ * window may.  The caller holds mw->lock.
+ */
+static bool sxrc_mw_can_invalidate(struct sxrc_mw *mw, struct sxrc_pd *pd,
+				   struct sxrc_qp *qp, u32 key)
+{
+	lockdep_assert_held(&mw->lock);
+	return mw->type == SXRC_MW_TYPE_2 && mw->mr && mw->rkey == key &&
+	       mw->pd == pd && (!qp || mw->qp == qp);
+}
+
+/* Can the MR or window @key of @dev in @pd be invalidated? */
 static bool sxrc_can_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
-				u32 key)
+				struct sxrc_qp *qp, u32 key)
 {
 	struct sxrc_mr *mr = sxrc_mr_lookup(dev, key);
+	struct sxrc_mw *mw;
 	bool ok;
 
-	if (!mr)
-		return false;
+	if (!mr) {
+		mw = sxrc_mw_lookup(dev, key);
+		if (!mw)
+			return false;
+		spin_lock(&mw->lock);
+		ok = sxrc_mw_can_invalidate(mw, pd, qp, key);
+		spin_unlock(&mw->lock);
+		sxrc_obj_drop(&mw->obj);
+		return ok;
+	}
 	spin_lock(&mr->lock);
-	ok = mr->pd == pd && !mr->invalid;
+	/* An MR under bound windows stays valid (as rxe does). */
+	ok = mr->pd == pd && !mr->invalid && !mr->nmw;
 	spin_unlock(&mr->lock);
 	sxrc_obj_drop(&mr->obj);
 	return ok;
@@ -763,16 +857,40 @@ static bool sxrc_can_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
  * before the WQE completes (sxrc_wqe_execute(), once this requester let
  * go of its own lists): s->inv_umem holds them meanwhile.
  */
-static int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd, u32 key,
-			   struct sxrc_scratch *s)
+static int sxrc_mw_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
+			      struct sxrc_qp *qp, u32 key,
+			      struct sxrc_scratch *s)
+{
+	struct sxrc_mw *mw = sxrc_mw_lookup(dev, key);
+	struct sxrc_mw_binding b = {};
+	int ret = -EACCES;
+
+	if (!mw)
+		return -EACCES;
+	spin_lock(&mw->lock);
+	if (sxrc_mw_can_invalidate(mw, pd, qp, key)) {
+		sxrc_mw_unbind_locked(mw, &b);
+		ret = 0;
+	}
+	spin_unlock(&mw->lock);
+	/* The pages are waited for once this requester let go of its own. */
+	s->inv_umem = b.umem;
+	b.umem = NULL;
+	sxrc_mw_binding_release(&b);
+	sxrc_obj_drop(&mw->obj);
+	return ret;
+}
+
+static int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
+			   struct sxrc_qp *qp, u32 key, struct sxrc_scratch *s)
 {
 	struct sxrc_mr *mr = sxrc_mr_lookup(dev, key);
 	int ret = -EACCES;
 
 	if (!mr)
-		return -EACCES;
+		return sxrc_mw_invalidate(dev, pd, qp, key, s);
 	spin_lock(&mr->lock);
-	if (mr->pd == pd && !mr->invalid) {
+	if (mr->pd == pd && !mr->invalid && !mr->nmw) {
 		mr->invalid = true;
 		if (mr->umem) {
 			kref_get(&mr->umem->ref);
@@ -930,14 +1048,25 @@ static enum sxrc_outcome sxrc_exec_ud(struct sxrc_qp *qp,
 static int sxrc_remote_range(struct sxrc_qp *dest, struct sxrc_scratch *s,
 			     u32 access, u64 len)
 {
+	struct sxrc_dev *dev = dest->obj.ctx->dev;
+	struct sxrc_mw *mw;
+	int ret;
+
 	sxrc_sgl_init(&s->remote);
 	if (!len)
 		return 0;	/* zero-length: no key is checked */
 	if (!(READ_ONCE(dest->attr.qp_access_flags) & access))
 		return -EACCES;
-	if (sxrc_mr_range(dest->obj.ctx->dev, s->wqe.rkey,
-			  sxrc_remote_pd(dest, s), access, s->wqe.remote_addr,
-			  len, &s->remote.seg[0]))
+	mw = sxrc_mw_lookup(dev, s->wqe.rkey);
+	if (mw)
+		ret = sxrc_mw_range(mw, s->wqe.rkey, dest,
+				    sxrc_remote_pd(dest, s), access,
+				    s->wqe.remote_addr, len, &s->remote.seg[0]);
+	else
+		ret = sxrc_mr_range(dev, s->wqe.rkey, sxrc_remote_pd(dest, s),
+				    access, s->wqe.remote_addr, len,
+				    &s->remote.seg[0]);
+	if (ret)
 		return -EACCES;
 	s->remote.n = 1;
 	s->remote.total = len;
@@ -1059,7 +1188,8 @@ static enum sxrc_resp sxrc_resp_send(struct sxrc_qp *dest,
 	u64 len = s->local.total;
 
 	if (w->opcode == SXRC_WR_SEND_WITH_INV &&
-	    !sxrc_can_invalidate(dev, sxrc_remote_pd(dest, s), w->imm_data)) {
+	    !sxrc_can_invalidate(dev, sxrc_remote_pd(dest, s), dest,
+				 w->imm_data)) {
 		*status = SXRC_WC_REM_INV_REQ_ERR;
 		return SXRC_RESP_ERR;
 	}
@@ -1075,7 +1205,8 @@ static enum sxrc_resp sxrc_resp_send(struct sxrc_qp *dest,
 		rcqe.wc_flags = SXRC_WC_WITH_IMM;
 		rcqe.imm_data = w->imm_data;
 	} else if (w->opcode == SXRC_WR_SEND_WITH_INV) {
-		sxrc_invalidate(dev, sxrc_remote_pd(dest, s), w->imm_data, s);
+		sxrc_invalidate(dev, sxrc_remote_pd(dest, s), dest, w->imm_data,
+				s);
 		rcqe.wc_flags = SXRC_WC_WITH_INV;
 		rcqe.imm_data = w->imm_data;
 	}
@@ -1281,9 +1412,101 @@ static bool sxrc_opcode_ok(u32 type, u32 opcode)
 	case SXRC_WR_ATOMIC_CMP_AND_SWP:
 	case SXRC_WR_ATOMIC_FETCH_AND_ADD:
 		return type == SXRC_QPT_RC || type == SXRC_QPT_XRC_SEND;
+	case SXRC_WR_BIND_MW:
+		return type == SXRC_QPT_RC || type == SXRC_QPT_UC;
 	default:
 		return false;
 	}
+}
+
+/* May the MR @mr back the window of a BIND_MW WQE @w on @qp? */
+static bool sxrc_bind_mr_ok(struct sxrc_qp *qp, struct sxrc_mr *mr,
+			    const struct sxrc_send_wqe *w)
+{
+	u64 end;
+
+	lockdep_assert_held(&mr->lock);
+	if (mr->invalid || !mr->umem || mr->pd != qp->pd ||
+	    !(mr->access & SXRC_ACCESS_MW_BIND))
+		return false;
+	/* A window that lets peers write needs writable pages. */
+	if ((w->swap & (SXRC_ACCESS_REMOTE_WRITE | SXRC_ACCESS_REMOTE_ATOMIC)) &&
+	    !(mr->access & SXRC_ACCESS_LOCAL_WRITE))
+		return false;
+	return !check_add_overflow(w->remote_addr, w->compare_add, &end) &&
+	       w->remote_addr >= mr->iova &&
+	       end <= mr->iova + mr->umem->length;
+}
+
+/*
+ * Execute a BIND_MW WQE (layout in the uapi header): returns the
+ * completion status.  A window bound before is unbound first, and the
+ * accesses through that binding are waited for (s->inv_umem).
+ */
+static u32 sxrc_exec_bind(struct sxrc_qp *qp, struct sxrc_scratch *s)
+{
+	const struct sxrc_send_wqe *w = &s->wqe;
+	struct sxrc_dev *dev = qp->obj.ctx->dev;
+	struct sxrc_mw_binding b = {};
+	struct sxrc_mr *mr = NULL;
+	u32 status = SXRC_WC_MW_BIND_ERR;
+	struct sxrc_mw *mw;
+
+	if (w->num_sge || (w->send_flags & SXRC_SEND_INLINE) ||
+	    (w->swap & ~(u64)SXRC_ACCESS_MW_ALL) ||
+	    (w->imm_data >> 8) != (w->rkey >> 8))
+		return SXRC_WC_MW_BIND_ERR;
+	mw = sxrc_mw_lookup(dev, w->rkey);
+	if (!mw)
+		return SXRC_WC_MW_BIND_ERR;
+	if (w->compare_add) {
+		mr = sxrc_mr_lookup(dev, w->remote_qpn);
+		if (!mr)
+			goto out_mw;
+	}
+
+	spin_lock(&mw->lock);
+	if (mw->rkey != w->rkey || mw->pd != qp->pd)
+		goto out_unlock;
+	/* A type 2 window is bound once, to something, until invalidated. */
+	if (mw->type == SXRC_MW_TYPE_2 && (mw->mr || !mr))
+		goto out_unlock;
+	if (mr) {
+		bool ok;
+
+		spin_lock(&mr->lock);
+		ok = sxrc_bind_mr_ok(qp, mr, w);
+		if (ok)
+			mr->nmw++;
+		spin_unlock(&mr->lock);
+		if (!ok)
+			goto out_unlock;
+	}
+	if (mw->mr)
+		sxrc_mw_unbind_locked(mw, &b);
+	if (mr) {
+		sxrc_obj_depend(&mr->obj);
+		mw->mr = mr;
+		if (mw->type == SXRC_MW_TYPE_2) {
+			kref_get(&qp->obj.ref);
+			mw->qp = qp;
+		}
+		mw->addr = w->remote_addr;
+		mw->length = w->compare_add;
+		mw->access = w->swap;
+	}
+	mw->rkey = w->imm_data;
+	status = SXRC_WC_SUCCESS;
+out_unlock:
+	spin_unlock(&mw->lock);
+	s->inv_umem = b.umem;
+	b.umem = NULL;
+	sxrc_mw_binding_release(&b);
+	if (mr)
+		sxrc_obj_drop(&mr->obj);
+out_mw:
+	sxrc_obj_drop(&mw->obj);
+	return status;
 }
 
 /*
@@ -1303,7 +1526,7 @@ static u32 sxrc_wqe_prepare(struct sxrc_qp *qp, void *slot,
 	if (!sxrc_opcode_ok(qp->type, w->opcode) ||
 	    (w->send_flags & ~SXRC_SEND_FLAGS_ALL))
 		return SXRC_WC_LOC_QP_OP_ERR;
-	if (w->opcode == SXRC_WR_LOCAL_INV)
+	if (w->opcode == SXRC_WR_LOCAL_INV || w->opcode == SXRC_WR_BIND_MW)
 		return 0;
 	atomic = w->opcode == SXRC_WR_ATOMIC_CMP_AND_SWP ||
 		 w->opcode == SXRC_WR_ATOMIC_FETCH_AND_ADD;
@@ -1344,9 +1567,11 @@ static enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,
 	if (status) {
 		res->status = status;
 	} else if (s->wqe.opcode == SXRC_WR_LOCAL_INV) {
-		res->status = sxrc_invalidate(qp->obj.ctx->dev, qp->pd,
+		res->status = sxrc_invalidate(qp->obj.ctx->dev, qp->pd, NULL,
 					      s->wqe.imm_data, s) ?
 			      SXRC_WC_LOC_PROT_ERR : SXRC_WC_SUCCESS;
+	} else if (s->wqe.opcode == SXRC_WR_BIND_MW) {
+		res->status = sxrc_exec_bind(qp, s);
 	} else if (qp->type == SXRC_QPT_UD) {
 		out = sxrc_exec_ud(qp, s, res);
 	} else {

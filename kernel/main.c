@@ -48,6 +48,10 @@ module_param_named(max_mr_pages, sxrc_max_mr_pages, ulong, 0444);
 MODULE_PARM_DESC(max_mr_pages,
 		 "pages all MRs of a device may pin (0: bounded by RLIMIT_MEMLOCK only)");
 
+unsigned int sxrc_max_mw = 1U << 20;
+module_param_named(max_mw, sxrc_max_mw, uint, 0644);
+MODULE_PARM_DESC(max_mw, "memory windows per device");
+
 unsigned int sxrc_max_xrcd = 1U << 16;
 module_param_named(max_xrcd, sxrc_max_xrcd, uint, 0644);
 MODULE_PARM_DESC(max_xrcd, "XRC domains per device");
@@ -84,6 +88,10 @@ static unsigned int sxrc_max_ah_per_user = 1U << 18;
 module_param_named(max_ah_per_user, sxrc_max_ah_per_user, uint, 0644);
 MODULE_PARM_DESC(max_ah_per_user, "address handles" SXRC_PER_USER);
 
+static unsigned int sxrc_max_mw_per_user = 1U << 18;
+module_param_named(max_mw_per_user, sxrc_max_mw_per_user, uint, 0644);
+MODULE_PARM_DESC(max_mw_per_user, "memory windows" SXRC_PER_USER);
+
 static unsigned int sxrc_max_xrcd_per_user = 1U << 14;
 module_param_named(max_xrcd_per_user, sxrc_max_xrcd_per_user, uint, 0644);
 MODULE_PARM_DESC(max_xrcd_per_user, "XRC domain opens" SXRC_PER_USER);
@@ -106,6 +114,8 @@ u32 sxrc_type_limit(enum sxrc_obj_type type)
 		return min(READ_ONCE(sxrc_max_srq), SXRC_QPN_MAX);
 	case SXRC_TYPE_AH:
 		return READ_ONCE(sxrc_max_ah);
+	case SXRC_TYPE_MW:
+		return min(READ_ONCE(sxrc_max_mw), SXRC_MR_INDEX_MAX);
 	case SXRC_TYPE_XRCD:
 	case SXRC_TYPE_XRC_REG:
 		/* Bounded by the domains and QPs they name. */
@@ -133,6 +143,8 @@ u32 sxrc_type_user_limit(enum sxrc_obj_type type)
 		return READ_ONCE(sxrc_max_ah_per_user);
 	case SXRC_TYPE_XRCD:
 		return READ_ONCE(sxrc_max_xrcd_per_user);
+	case SXRC_TYPE_MW:
+		return READ_ONCE(sxrc_max_mw_per_user);
 	default:
 		return 0;
 	}

@@ -385,6 +385,11 @@ int sxrc_mr_rereg(struct sxrc_call *call)
 	mr = to_sxrc_mr(obj);
 	mutex_lock(&mr->rereg_mutex);
 
+	/* IBTA: a region with windows bound keeps its attributes. */
+	ret = -EBUSY;
+	if (READ_ONCE(mr->nmw))
+		goto out_put;
+
 	access = in->flags & SXRC_REREG_ACCESS ? in->access : mr->access;
 	ret = sxrc_check_access(access);
 	if (ret)
@@ -418,10 +423,18 @@ int sxrc_mr_rereg(struct sxrc_call *call)
 		goto out_put;
 	}
 
+	spin_lock(&mr->lock);
+	if (mr->nmw) {
+		/* A window was bound meanwhile. */
+		spin_unlock(&mr->lock);
+		if (umem)
+			sxrc_umem_put(umem);
+		ret = -EBUSY;
+		goto out_put;
+	}
 	/* Nothing can fail from here: switch everything at once. */
 	if (pd_obj)
 		sxrc_obj_depend(pd_obj);
-	spin_lock(&mr->lock);
 	if (pd_obj) {
 		old_pd = mr->pd;
 		mr->pd = to_sxrc_pd(pd_obj);

@@ -53,6 +53,7 @@ enum sxrc_obj_type {
 	SXRC_TYPE_AH,
 	SXRC_TYPE_XRCD,		/* a context's open of an XRC domain */
 	SXRC_TYPE_XRC_REG,	/* a context's registration with an XRC_RECV QP */
+	SXRC_TYPE_MW,
 	SXRC_NUM_TYPES,
 };
 
@@ -98,7 +99,8 @@ struct sxrc_stats {
  * @nctx: open contexts
  * @mr_pages: pages pinned by all MRs of the device
  * @mr_runs: contiguous runs those pages make up (the page list length)
- * @mrs: MR index -> struct sxrc_mr *, for rkeys from any context
+ * @mrs: key index -> struct sxrc_mr *, or a struct sxrc_mw * tagged
+ *	SXRC_KEY_MW (xa_tag_pointer()), for keys from any context
  * @mr_next: where the cyclic MR index allocation goes on
  * @qps: QP number -> struct sxrc_qp *
  * @qp_next: where the cyclic QPN allocation goes on
@@ -372,7 +374,7 @@ static inline struct sxrc_page_run *sxrc_umem_run(struct sxrc_umem *umem,
  * struct sxrc_mr - a memory region
  * @obj: handle-table header
  * @rereg_mutex: serialises reregistrations of this MR
- * @lock: protects @pd, @access, @iova and @umem against a rereg
+ * @lock: protects @pd, @access, @iova, @umem, @invalid and @nmw
  * @pd: its PD (holds a users count on it)
  * @key: lkey == rkey
  * @access: SXRC_ACCESS_*
@@ -380,6 +382,7 @@ static inline struct sxrc_page_run *sxrc_umem_run(struct sxrc_umem *umem,
  * @invalid: invalidated (IBV_WR_LOCAL_INV, SEND_WITH_INV): its keys fail
  *	until it is registered again (rereg)
  * @umem: the pinned pages
+ * @nmw: memory windows bound to it: rereg fails with EBUSY meanwhile
  * @rcu: the MR is freed after a grace period: rkeys are looked up in
  *	dev->mrs under RCU
  */
@@ -393,12 +396,54 @@ struct sxrc_mr {
 	u64 iova;
 	bool invalid;
 	struct sxrc_umem *umem;
+	u32 nmw;
 	struct rcu_head rcu;
 };
 
 static inline struct sxrc_mr *to_sxrc_mr(struct sxrc_obj *obj)
 {
 	return container_of(obj, struct sxrc_mr, obj);
+}
+
+/* Tag of a memory window in dev->mrs; an MR is untagged. */
+#define SXRC_KEY_MW		1
+
+/**
+ * struct sxrc_mw - a memory window
+ * @obj: handle-table header
+ * @lock: protects @rkey, @mr, @qp, @addr, @length and @access; taken
+ *	before the lock of the MR it is bound to, and held while an access
+ *	through the window resolves its pages, so an unbind that has taken
+ *	it sees every such access counted on the MR's pages
+ * @pd: its PD (holds a users count on it)
+ * @type: SXRC_MW_TYPE_*
+ * @rkey: current key; its index (bits 31:8) never changes
+ * @mr: the MR it is bound to (a users count and a reference), NULL
+ *	while unbound
+ * @qp: type 2: the QP that bound it (a reference), the only one
+ *	through which it is reached
+ * @addr: start of the window, in @mr's iova space
+ * @length: bytes
+ * @access: SXRC_ACCESS_MW_ALL bits it grants
+ * @rcu: freed after a grace period: keys are looked up under RCU
+ */
+struct sxrc_mw {
+	struct sxrc_obj obj;
+	spinlock_t lock;	/* see above */
+	struct sxrc_pd *pd;
+	u32 type;
+	u32 rkey;
+	struct sxrc_mr *mr;
+	struct sxrc_qp *qp;
+	u64 addr;
+	u64 length;
+	u32 access;
+	struct rcu_head rcu;
+};
+
+static inline struct sxrc_mw *to_sxrc_mw(struct sxrc_obj *obj)
+{
+	return container_of(obj, struct sxrc_mw, obj);
 }
 
 /**
@@ -688,6 +733,7 @@ extern unsigned int sxrc_max_qp;
 extern unsigned int sxrc_max_srq;
 extern unsigned int sxrc_max_ah;
 extern unsigned int sxrc_max_xrcd;
+extern unsigned int sxrc_max_mw;
 extern unsigned long sxrc_max_mr_pages;
 u32 sxrc_type_limit(enum sxrc_obj_type type);
 u32 sxrc_type_user_limit(enum sxrc_obj_type type);
@@ -758,6 +804,26 @@ int sxrc_mmap(struct file *file, struct vm_area_struct *vma);
 int sxrc_mr_reg(struct sxrc_call *call);
 int sxrc_mr_dereg(struct sxrc_call *call);
 int sxrc_mr_rereg(struct sxrc_call *call);
+
+/* mw.c */
+int sxrc_mw_alloc(struct sxrc_call *call);
+int sxrc_mw_dealloc(struct sxrc_call *call);
+
+/**
+ * struct sxrc_mw_binding - what an unbound window let go of
+ * @mr: the MR (a reference; its users count is dropped), or NULL
+ * @qp: the QP (its reference), or NULL
+ * @umem: the MR's pages (a reference): accesses under way through the
+ *	window are waited for on them
+ */
+struct sxrc_mw_binding {
+	struct sxrc_mr *mr;
+	struct sxrc_qp *qp;
+	struct sxrc_umem *umem;
+};
+
+void sxrc_mw_unbind_locked(struct sxrc_mw *mw, struct sxrc_mw_binding *b);
+void sxrc_mw_binding_release(struct sxrc_mw_binding *b);
 
 /* cq.c */
 int sxrc_cq_create(struct sxrc_call *call);

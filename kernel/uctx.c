@@ -30,6 +30,7 @@ static const enum sxrc_obj_type sxrc_destroy_order[] = {
 	SXRC_TYPE_XRC_REG,
 	SXRC_TYPE_SRQ,
 	SXRC_TYPE_CQ,
+	SXRC_TYPE_MW,
 	SXRC_TYPE_MR,
 	SXRC_TYPE_AH,
 	SXRC_TYPE_XRCD,
@@ -48,6 +49,7 @@ const char *const sxrc_type_name[SXRC_NUM_TYPES] = {
 	[SXRC_TYPE_AH] = "ah",
 	[SXRC_TYPE_XRCD] = "xrcd",
 	[SXRC_TYPE_XRC_REG] = "xrc_reg",
+	[SXRC_TYPE_MW] = "mw",
 };
 
 static void sxrc_ctx_free(struct kref *ref)
@@ -458,6 +460,8 @@ static_assert(SXRC_SIZE_OK(struct sxrc_pkey_out));
 static_assert(SXRC_SIZE_OK(struct sxrc_port_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_gid_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_create_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_alloc_mw_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_alloc_mw_out));
 static_assert(SXRC_SIZE_OK(struct sxrc_handle_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_handle_out));
 static_assert(SXRC_SIZE_OK(struct sxrc_reg_mr_in));
@@ -617,6 +621,13 @@ static const struct sxrc_method sxrc_xrcd_methods[] = {
 					   struct sxrc_query_qp_out),
 };
 
+static const struct sxrc_method sxrc_mw_methods[] = {
+	[SXRC_MW_ALLOC] = SXRC_METHOD(sxrc_mw_alloc, struct sxrc_alloc_mw_in,
+				      struct sxrc_alloc_mw_out),
+	[SXRC_MW_DEALLOC] = SXRC_METHOD_IN(sxrc_mw_dealloc,
+					   struct sxrc_handle_in),
+};
+
 static const struct {
 	const struct sxrc_method *methods;
 	unsigned int count;
@@ -633,6 +644,7 @@ static const struct {
 	[SXRC_OBJ_SRQ] = { sxrc_srq_methods, ARRAY_SIZE(sxrc_srq_methods) },
 	[SXRC_OBJ_AH] = { sxrc_ah_methods, ARRAY_SIZE(sxrc_ah_methods) },
 	[SXRC_OBJ_XRCD] = { sxrc_xrcd_methods, ARRAY_SIZE(sxrc_xrcd_methods) },
+	[SXRC_OBJ_MW] = { sxrc_mw_methods, ARRAY_SIZE(sxrc_mw_methods) },
 };
 
 static_assert(ARRAY_SIZE(sxrc_objects) == SXRC_OBJ_MAX);

@@ -25,7 +25,7 @@
 
 static const char * const saved_params[] = {
 	"max_pd", "max_cq", "max_qp", "max_srq", "max_mr", "max_ah",
-	"max_xrcd", "max_pd_per_user",
+	"max_xrcd", "max_mw", "max_pd_per_user",
 };
 
 #define NPARAMS	(sizeof(saved_params) / sizeof(saved_params[0]))
@@ -160,9 +160,10 @@ TEST_F(attr, identity)
 	EXPECT_EQ(0, memcmp(&ex.orig_attr, &self->dev, sizeof(self->dev)));
 	EXPECT_EQ(1, ex.phys_port_cnt_ex);
 
-	/* No memory windows on this build: none advertised. */
-	EXPECT_EQ(0, self->dev.max_mw);
-	EXPECT_FALSE(self->dev.device_cap_flags & IBV_DEVICE_MEM_WINDOW);
+	/* Memory windows, both types. */
+	EXPECT_NE(0, self->dev.max_mw);
+	EXPECT_TRUE(self->dev.device_cap_flags & IBV_DEVICE_MEM_WINDOW);
+	EXPECT_TRUE(ex.device_cap_flags_ex & IBV_DEVICE_MEM_WINDOW_TYPE_2B);
 
 	ASSERT_EQ(0, ibv_query_port(self->ctx, 1, &port));
 	EXPECT_EQ(IBV_PORT_CM_SUP | IBV_PORT_SYS_IMAGE_GUID_SUP,
@@ -176,19 +177,19 @@ TEST_F(attr, identity)
  * is exact.
  */
 
-enum kind { K_PD, K_CQ, K_QP, K_SRQ, K_MR, K_AH, K_XRCD, K_NUM };
+enum kind { K_PD, K_CQ, K_QP, K_SRQ, K_MR, K_AH, K_MW, K_XRCD, K_NUM };
 
 static const char * const kind_param[K_NUM] = {
 	"max_pd", "max_cq", "max_qp", "max_srq", "max_mr", "max_ah",
-	"max_xrcd",
+	"max_mw", "max_xrcd",
 };
 
-/* Live objects of @k on the device; AHs and domains: none here. */
+/* Live objects of @k on the device; AHs, windows and domains: none here. */
 static long kind_count(enum kind k)
 {
 	static const char * const attr[K_NUM] = {
 		"objects/pd", "objects/cq", "objects/qp", "objects/srq",
-		"objects/mr", NULL, NULL,
+		"objects/mr", NULL, NULL, NULL,
 	};
 
 	return attr[k] ? sxrc_sysfs_long(attr[k]) : 0;
@@ -214,6 +215,8 @@ static uint32_t kind_max(FIXTURE_DATA(attr) *self, enum kind k)
 		return a.max_mr;
 	case K_AH:
 		return a.max_ah;
+	case K_MW:
+		return a.max_mw;
 	default:
 		return raw_query(self->ctx->cmd_fd, &raw) ? 0 : raw.max_xrcd;
 	}
@@ -252,6 +255,8 @@ static void *kind_create(FIXTURE_DATA(attr) *self, enum kind k)
 
 		return ibv_create_ah(self->pd, &aa);
 	}
+	case K_MW:
+		return ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	default: {
 		struct ibv_xrcd_init_attr xa = {
 			.comp_mask = IBV_XRCD_INIT_ATTR_FD |
@@ -279,6 +284,8 @@ static int kind_destroy(enum kind k, void *o)
 		return ibv_dereg_mr(o);
 	case K_AH:
 		return ibv_destroy_ah(o);
+	case K_MW:
+		return ibv_dealloc_mw(o);
 	default:
 		return ibv_close_xrcd(o);
 	}
@@ -291,6 +298,7 @@ static long kind_cap(enum kind k, long param)
 
 	switch (k) {
 	case K_MR:
+	case K_MW:
 		return param < qpn_max ? param : qpn_max;
 	case K_QP:
 		return param < qpn_max - 1 ? param : qpn_max - 1;

@@ -83,7 +83,7 @@ static bool pct(struct rng *r, unsigned int p)
 /* ------------------------------------------------------------------ */
 /* Tracked state. */
 
-enum kind { K_PD, K_MR, K_CQ, K_QP, K_SRQ, K_AH, K_XRCD, K_NKINDS };
+enum kind { K_PD, K_MR, K_CQ, K_QP, K_SRQ, K_AH, K_XRCD, K_MW, K_NKINDS };
 
 struct obj {
 	uint32_t h;
@@ -423,6 +423,20 @@ static void gen_ah_destroy(struct fz *t, struct fctx *c, struct call *k)
 static void gen_xrcd_close(struct fz *t, struct fctx *c, struct call *k)
 {
 	gen_destroy(t, c, k, K_XRCD);
+}
+
+static void gen_mw_dealloc(struct fz *t, struct fctx *c, struct call *k)
+{
+	gen_destroy(t, c, k, K_MW);
+}
+
+static void gen_mw_alloc(struct fz *t, struct fctx *c, struct call *k)
+{
+	struct sxrc_alloc_mw_in *in = (void *)t->in;
+
+	in->user_cookie = rnd64(&t->r);
+	in->pd_handle = pick_handle(t, c, K_PD);
+	in->mw_type = pct(&t->r, 95) ? 1 + rnd(&t->r, 2) : rnd(&t->r, 8);
 }
 
 static uint32_t gen_access(struct fz *t)
@@ -839,6 +853,15 @@ static void done_ah_create(struct fz *t, struct fctx *c, struct call *k)
 	done_handle(t, c, K_AH);
 }
 
+static void done_mw_alloc(struct fz *t, struct fctx *c, struct call *k)
+{
+	const struct sxrc_alloc_mw_out *out = (void *)t->out;
+	struct obj *o = track(c, K_MW, out->handle);
+
+	if (o)
+		o->num = out->rkey;
+}
+
 static void done_xrcd_open(struct fz *t, struct fctx *c, struct call *k)
 {
 	done_handle(t, c, K_XRCD);
@@ -1066,6 +1089,10 @@ static const struct method methods[] = {
 	  gen_xrc_modify, NULL),
 	M(SXRC_OBJ_XRCD, SXRC_XRCD_QUERY_QP, SZ(sxrc_xrc_qp_in),
 	  SZ(sxrc_query_qp_out), 2, gen_xrc_qp, NULL),
+	M(SXRC_OBJ_MW, SXRC_MW_ALLOC, SZ(sxrc_alloc_mw_in),
+	  SZ(sxrc_alloc_mw_out), 4, gen_mw_alloc, done_mw_alloc),
+	M(SXRC_OBJ_MW, SXRC_MW_DEALLOC, SZ(sxrc_handle_in), 0, 3,
+	  gen_mw_dealloc, NULL),
 };
 
 #define NMETHODS	(sizeof(methods) / sizeof(methods[0]))
@@ -1288,7 +1315,7 @@ static const uint32_t wr_ops[] = {
 	SXRC_WR_RDMA_WRITE, SXRC_WR_RDMA_WRITE_WITH_IMM, SXRC_WR_SEND,
 	SXRC_WR_SEND_WITH_IMM, SXRC_WR_RDMA_READ, SXRC_WR_ATOMIC_CMP_AND_SWP,
 	SXRC_WR_ATOMIC_FETCH_AND_ADD, SXRC_WR_LOCAL_INV,
-	SXRC_WR_SEND_WITH_INV,
+	SXRC_WR_SEND_WITH_INV, SXRC_WR_BIND_MW,
 };
 
 static void post_send(struct fz *t)
@@ -1317,7 +1344,8 @@ static void post_send(struct fz *t)
 			     (size_t)(prod & (r->entries - 1)) * r->stride);
 		memset(w, 0, r->stride);
 		w->wr_id = rnd64(&t->r);
-		w->opcode = pct(&t->r, 97) ? wr_ops[rnd(&t->r, 9)] :
+		w->opcode = pct(&t->r, 97) ?
+			wr_ops[rnd(&t->r, sizeof(wr_ops) / sizeof(wr_ops[0]))] :
 			rnd(&t->r, 64);
 		w->send_flags = rnd(&t->r, 8);
 		w->imm_data = (uint32_t)rnd64(&t->r);
@@ -1337,6 +1365,28 @@ static void post_send(struct fz *t)
 		w->remote_qkey = pct(&t->r, 80) ? 0x11111111 : rnd64(&t->r);
 		if ((o = pick_obj(t, c, K_SRQ)))
 			w->remote_srqn = o->num;
+		if (w->opcode == SXRC_WR_BIND_MW && pct(&t->r, 80)) {
+			/* Window key, new key byte, MR lkey, small range. */
+			struct obj *mw = pick_obj(t, c, K_MW);
+			struct obj *mr = pick_obj(t, c, K_MR);
+
+			if (mw) {
+				w->rkey = mw->num;
+				w->imm_data = pct(&t->r, 90) ?
+					(mw->num & ~0xffu) |
+					((mw->num + 1) & 0xff) :
+					(uint32_t)rnd64(&t->r);
+				if (pct(&t->r, 50))
+					mw->num = w->imm_data;
+			}
+			if (mr) {
+				w->remote_qpn = mr->num;
+				w->remote_addr = mr->iova +
+					rnd(&t->r, mr->len ? mr->len : 1);
+				w->compare_add = rnd(&t->r, mr->len + 1);
+			}
+			w->swap = rnd(&t->r, 16);
+		}
 		cap = (r->stride - sizeof(*w)) / sizeof(struct sxrc_sge);
 		if (pct(&t->r, 15) && r->max_inline) {
 			w->send_flags |= SXRC_SEND_INLINE;
@@ -1349,6 +1399,11 @@ static void post_send(struct fz *t)
 			for (i = 0; i < n; i++)
 				gen_sge(t, c, (struct sxrc_sge *)(w + 1) + i);
 			w->num_sge = pct(&t->r, 97) ? n : rnd(&t->r, 64);
+		}
+		/* A bind carries no list: mostly a well-formed one. */
+		if (w->opcode == SXRC_WR_BIND_MW && pct(&t->r, 80)) {
+			w->num_sge = 0;
+			w->send_flags &= ~SXRC_SEND_INLINE;
 		}
 		if (pct(&t->r, 2))
 			w->reserved = 1;

@@ -202,6 +202,9 @@ SXRC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.context.ops.post_send = sxrc_post_send;
 	ctx->vctx.context.ops.post_recv = sxrc_post_recv;
 	ctx->vctx.context.ops.post_srq_recv = sxrc_post_srq_recv;
+	ctx->vctx.context.ops.alloc_mw = sxrc_alloc_mw;
+	ctx->vctx.context.ops.dealloc_mw = sxrc_dealloc_mw;
+	ctx->vctx.context.ops.bind_mw = sxrc_bind_mw;
 
 	ctx->vctx.context.device = device;
 	ctx->vctx.context.cmd_fd = fd;
@@ -271,6 +274,7 @@ static void sxrc_fill_device_attr(struct ibv_device_attr *attr,
 	attr->max_mcast_qp_attach = a->max_mcast_qp_attach;
 	attr->max_total_mcast_qp_attach = a->max_total_mcast_qp_attach;
 	attr->max_ah = a->max_ah;
+	attr->max_mw = a->max_mw;
 	attr->max_srq = a->max_srq;
 	attr->max_srq_wr = a->max_srq_wr;
 	attr->max_srq_sge = a->max_srq_sge;

@@ -142,7 +142,8 @@ SXRC_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
 		return IBV_REREG_MR_ERR_INPUT;
 	}
 	if (flags & IBV_REREG_MR_CHANGE_PD) {
-		if (!pd) {
+		/* A handle is only meaningful in the context that made it. */
+		if (!pd || pd->context != mr->context) {
 			errno = EINVAL;
 			return IBV_REREG_MR_ERR_INPUT;
 		}

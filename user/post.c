@@ -55,9 +55,25 @@ static bool sxrc_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode opcode)
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
+	case IBV_WR_BIND_MW:
+		return type == IBV_QPT_RC || type == IBV_QPT_UC;
 	default:
 		return false;
 	}
+}
+
+/* A BIND_MW WQE: the layout is in the uapi header; no gather list. */
+static void sxrc_wqe_bind(struct sxrc_send_wqe *wqe, struct ibv_mw *mw,
+			  uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	wqe->send_flags &= ~IBV_SEND_INLINE;
+	wqe->rkey = mw->rkey;
+	wqe->imm_data = rkey;
+	wqe->remote_addr = info->addr;
+	wqe->compare_add = info->length;
+	wqe->swap = info->mw_access_flags;
+	wqe->remote_qpn = info->mr ? info->mr->lkey : 0;
+	wqe->num_sge = 0;
 }
 
 static int sxrc_write_send_wqe(struct sxrc_qp *qp, struct ibv_send_wr *wr)
@@ -67,7 +83,8 @@ static int sxrc_write_send_wqe(struct sxrc_qp *qp, struct ibv_send_wr *wr)
 	char *payload;
 	int i;
 
-	if (!sxrc_opcode_ok(qp->ibqp.qp_type, wr->opcode) || wr->num_sge < 0)
+	if (!sxrc_opcode_ok(qp->ibqp.qp_type, wr->opcode) || wr->num_sge < 0 ||
+	    (wr->opcode == IBV_WR_BIND_MW && !wr->bind_mw.mw))
 		return EINVAL;
 	if (sxrc_sq_full(sq))
 		return ENOMEM;
@@ -80,6 +97,12 @@ static int sxrc_write_send_wqe(struct sxrc_qp *qp, struct ibv_send_wr *wr)
 	wqe->send_flags = wr->send_flags;
 	wqe->imm_data = wr->imm_data;	/* or invalidate_rkey: one union */
 
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		sxrc_wqe_bind(wqe, wr->bind_mw.mw, wr->bind_mw.rkey,
+			      &wr->bind_mw.bind_info);
+		sq->prod++;
+		return 0;
+	}
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -289,6 +312,16 @@ static void sxrc_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 		wqe->imm_data = rkey;
 }
 
+static void sxrc_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			    uint32_t rkey,
+			    const struct ibv_mw_bind_info *info)
+{
+	struct sxrc_send_wqe *wqe = sxrc_wr_new(qpx, IBV_WR_BIND_MW);
+
+	if (wqe)
+		sxrc_wqe_bind(wqe, mw, rkey, info);
+}
+
 static void sxrc_wr_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op,
 			 uint32_t rkey, uint64_t addr, __be32 imm)
 {
@@ -444,6 +477,7 @@ void sxrc_qp_init_wr_ops(struct sxrc_qp *qp)
 	x->wr_send_imm = sxrc_wr_send_imm;
 	x->wr_send_inv = sxrc_wr_send_inv;
 	x->wr_local_inv = sxrc_wr_local_inv;
+	x->wr_bind_mw = sxrc_wr_bind_mw;
 	x->wr_rdma_write = sxrc_wr_rdma_write;
 	x->wr_rdma_write_imm = sxrc_wr_rdma_write_imm;
 	x->wr_rdma_read = sxrc_wr_rdma_read;

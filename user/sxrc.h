@@ -238,6 +238,12 @@ struct ibv_cq_ex *sxrc_create_cq_ex(struct ibv_context *context,
 int sxrc_query_rt_values(struct ibv_context *context,
 			 struct ibv_values_ex *values);
 
+/* mw.c */
+struct ibv_mw *sxrc_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int sxrc_dealloc_mw(struct ibv_mw *mw);
+int sxrc_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
+
 /* post.c */
 void sxrc_qp_init_wr_ops(struct sxrc_qp *qp);
 

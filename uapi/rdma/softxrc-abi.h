@@ -112,6 +112,7 @@ struct sxrc_ioctl_hdr {
  * @SXRC_OBJ_AH: address handles (UD)
  * @SXRC_OBJ_XRCD: XRC domains, and the legacy OFED calls on their
  *	receive QPs
+ * @SXRC_OBJ_MW: memory windows
  */
 enum sxrc_object {
 	SXRC_OBJ_CTX = 0,
@@ -124,6 +125,7 @@ enum sxrc_object {
 	SXRC_OBJ_SRQ = 7,
 	SXRC_OBJ_AH = 8,
 	SXRC_OBJ_XRCD = 9,
+	SXRC_OBJ_MW = 10,
 	SXRC_OBJ_MAX,
 };
 
@@ -189,7 +191,9 @@ enum sxrc_device_method {
 #define SXRC_DEVICE_RC_RNR_NAK_GEN	_BITULL(12)
 #define SXRC_DEVICE_SRQ_RESIZE		_BITULL(13)
 #define SXRC_DEVICE_N_NOTIFY_CQ		_BITULL(14)
+#define SXRC_DEVICE_MEM_WINDOW		_BITULL(17)
 #define SXRC_DEVICE_XRC			_BITULL(20)
+#define SXRC_DEVICE_MEM_WINDOW_TYPE_2B	_BITULL(24)
 
 /*
  * sxrc_device_attr identity.  SXRC_VENDOR_ID is no vendor's OUI: its
@@ -249,7 +253,7 @@ enum sxrc_device_method {
  * @phys_port_cnt: ports
  * @max_inline_data: inline bytes per send WR
  * @max_xrcd: XRC domains per device
- * @reserved: zero
+ * @max_mw: memory windows per device
  */
 struct sxrc_device_attr {
 	__aligned_u64 fw_ver;
@@ -285,7 +289,7 @@ struct sxrc_device_attr {
 	__u8 phys_port_cnt;
 	__u32 max_inline_data;
 	__u32 max_xrcd;
-	__u32 reserved;
+	__u32 max_mw;
 };
 
 /**
@@ -462,8 +466,14 @@ enum sxrc_mr_method {
 #define SXRC_ACCESS_REMOTE_WRITE	_BITUL(1)
 #define SXRC_ACCESS_REMOTE_READ		_BITUL(2)
 #define SXRC_ACCESS_REMOTE_ATOMIC	_BITUL(3)
+#define SXRC_ACCESS_MW_BIND		_BITUL(4)
 #define SXRC_ACCESS_ALL		(SXRC_ACCESS_LOCAL_WRITE |		\
 				 SXRC_ACCESS_REMOTE_WRITE |		\
+				 SXRC_ACCESS_REMOTE_READ |		\
+				 SXRC_ACCESS_REMOTE_ATOMIC |		\
+				 SXRC_ACCESS_MW_BIND)
+/* What a memory window may grant: remote access only. */
+#define SXRC_ACCESS_MW_ALL	(SXRC_ACCESS_REMOTE_WRITE |		\
 				 SXRC_ACCESS_REMOTE_READ |		\
 				 SXRC_ACCESS_REMOTE_ATOMIC)
 
@@ -474,7 +484,7 @@ enum sxrc_mr_method {
  * @iova: address the region has in work requests and for peers
  * @pd_handle: the PD
  * @access: SXRC_ACCESS_* (REMOTE_WRITE and REMOTE_ATOMIC need
- *	LOCAL_WRITE)
+ *	LOCAL_WRITE; MW_BIND lets memory windows be bound to the region)
  * @user_cookie: opaque value for the library
  */
 struct sxrc_reg_mr_in {
@@ -518,6 +528,7 @@ struct sxrc_reg_mr_out {
  * @access: new access (SXRC_REREG_ACCESS)
  *
  * Either everything changes or nothing does; the keys stay the same.
+ * EBUSY while a memory window is bound to the region.
  */
 struct sxrc_rereg_mr_in {
 	__u32 handle;
@@ -527,6 +538,51 @@ struct sxrc_rereg_mr_in {
 	__aligned_u64 iova;
 	__u32 pd_handle;
 	__u32 access;
+};
+
+/* --------------------------------------------------------------------
+ * SXRC_OBJ_MW
+ *
+ * A memory window gives peers remote access, through its own rkey, to a
+ * range of an MR registered with SXRC_ACCESS_MW_BIND, with rights of its
+ * own.  It is bound (and a type 1 window unbound) by a SXRC_WR_BIND_MW
+ * WQE on a QP of its PD; the MR must be in the same PD.  A type 2
+ * window (IBTA type 2B) is reached only through the QP that bound it,
+ * and is invalidated by SXRC_WR_LOCAL_INV or SXRC_WR_SEND_WITH_INV; a
+ * type 1 window is reached through any QP of its PD and cannot be
+ * invalidated.  Window keys share the index space of MR keys; an MR
+ * with a window bound cannot be deregistered or reregistered (EBUSY).
+ * Deallocating a window unbinds it; accesses under way are waited for.
+ */
+enum sxrc_mw_method {
+	SXRC_MW_ALLOC = 0,
+	SXRC_MW_DEALLOC = 1,
+};
+
+/* mw_type values: enum ibv_mw_type */
+#define SXRC_MW_TYPE_1		1
+#define SXRC_MW_TYPE_2		2
+
+/**
+ * struct sxrc_alloc_mw_in - input of SXRC_MW_ALLOC
+ * @user_cookie: opaque value for the library
+ * @pd_handle: the PD
+ * @mw_type: SXRC_MW_TYPE_*
+ */
+struct sxrc_alloc_mw_in {
+	__aligned_u64 user_cookie;
+	__u32 pd_handle;
+	__u32 mw_type;
+};
+
+/**
+ * struct sxrc_alloc_mw_out - output of SXRC_MW_ALLOC
+ * @handle: the window's handle
+ * @rkey: its first rkey; the window is not bound yet
+ */
+struct sxrc_alloc_mw_out {
+	__u32 handle;
+	__u32 rkey;
 };
 
 /* --------------------------------------------------------------------
@@ -600,6 +656,7 @@ struct sxrc_ring_hdr {
 #define SXRC_WC_LOC_QP_OP_ERR		2
 #define SXRC_WC_LOC_PROT_ERR		4
 #define SXRC_WC_WR_FLUSH_ERR		5
+#define SXRC_WC_MW_BIND_ERR		6
 #define SXRC_WC_REM_INV_REQ_ERR		9
 #define SXRC_WC_REM_ACCESS_ERR		10
 #define SXRC_WC_REM_OP_ERR		11
@@ -613,6 +670,7 @@ struct sxrc_ring_hdr {
 #define SXRC_WC_OP_RDMA_READ		2
 #define SXRC_WC_OP_COMP_SWAP		3
 #define SXRC_WC_OP_FETCH_ADD		4
+#define SXRC_WC_OP_BIND_MW		5
 #define SXRC_WC_OP_LOCAL_INV		6
 #define SXRC_WC_OP_RECV			128
 #define SXRC_WC_OP_RECV_RDMA_WITH_IMM	129
@@ -821,6 +879,7 @@ struct sxrc_recv_wqe {
 #define SXRC_WR_ATOMIC_CMP_AND_SWP	5
 #define SXRC_WR_ATOMIC_FETCH_AND_ADD	6
 #define SXRC_WR_LOCAL_INV		7
+#define SXRC_WR_BIND_MW			8
 #define SXRC_WR_SEND_WITH_INV		9
 
 /* sxrc_send_wqe.send_flags: the values of enum ibv_send_flags */
@@ -849,6 +908,15 @@ struct sxrc_recv_wqe {
  * @remote_qkey: UD destination Q_Key
  * @remote_srqn: XRC destination SRQ number
  * @reserved: zero
+ *
+ * SXRC_WR_BIND_MW (RC and UC QPs) binds a memory window and carries no
+ * gather list: @rkey is the window's current rkey, @imm_data the rkey it
+ * gets (the same index, bits 31:8; a new key byte, bits 7:0),
+ * @remote_addr and @compare_add the start (in the MR's iova space) and
+ * the length of the window, @swap its SXRC_ACCESS_MW_ALL rights, and
+ * @remote_qpn the lkey of the MR it is bound to.  A type 1 window with
+ * a length of 0 is unbound.  Any failure completes with
+ * SXRC_WC_MW_BIND_ERR and leaves the window as it was.
  */
 struct sxrc_send_wqe {
 	__aligned_u64 wr_id;
