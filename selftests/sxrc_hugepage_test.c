@@ -14,6 +14,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -21,7 +22,7 @@
 
 #define MIB		(1UL << 20)
 #define HUGE		(2 * MIB)
-#define NR_HUGE		12	/* what the tests below use at most, and one */
+#define NR_HUGE		12	/* more than any test below uses */
 #define LEN		(8 * MIB)
 #define ACCESS_ALL	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 			 IBV_ACCESS_REMOTE_READ)
@@ -106,6 +107,7 @@ FIXTURE(huge) {
 	long nr_saved;
 	char mnt[64];
 	bool mounted;
+	const char *skip;	/* why the setup gave up, or NULL */
 	char *anon;		/* ANON_LEN of ordinary memory */
 	struct ibv_mr *anon_mr;
 	long pages_base, runs_base;
@@ -162,23 +164,26 @@ FIXTURE_SETUP(huge)
 	self->anon = NULL;
 	self->mounted = false;
 	self->nr_saved = -1;
+	self->skip = "softxrc is not loaded";
 	self->list = ibv_get_device_list(&num);
 	ASSERT_NE(NULL, self->list);
 	if (!num)
-		SKIP(return, "softxrc is not loaded");
+		SKIP(return, "%s", self->skip);
 
 	/* Reserve what the tests need on top of what is there. */
 	self->nr_saved = read_long(NR_HUGEPAGES);
 	if (self->nr_saved < 0 || proc_kib("/proc/meminfo", "Hugepagesize") !=
 				  (long)(HUGE >> 10)) {
 		self->nr_saved = -1;
-		SKIP(return, "no 2 MiB hugetlb pages in this kernel");
+		self->skip = "no 2 MiB hugetlb pages in this kernel";
+		SKIP(return, "%s", self->skip);
 	}
 	want = self->nr_saved + NR_HUGE;
 	if (write_long(NR_HUGEPAGES, want) ||
-	    proc_kib("/proc/meminfo", "HugePages_Free") < NR_HUGE)
-		SKIP(return, "the kernel cannot reserve %d huge pages",
-		     NR_HUGE);
+	    proc_kib("/proc/meminfo", "HugePages_Free") < NR_HUGE) {
+		self->skip = "the kernel cannot reserve the huge pages";
+		SKIP(return, "%s", self->skip);
+	}
 
 	snprintf(self->mnt, sizeof(self->mnt), "/tmp/sxrc-hugetlbfs-XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->mnt));
@@ -211,7 +216,14 @@ FIXTURE_SETUP(huge)
 	ASSERT_NE(NULL, self->anon_mr);
 	self->pages_base = sxrc_sysfs_long("objects/mr_pages");
 	self->runs_base = sxrc_sysfs_long("objects/mr_runs");
+	self->skip = NULL;
 }
+
+/* The harness runs a test whose setup skipped: skip it here too. */
+#define SKIP_UNLESS_READY() do {					\
+	if (self->skip)							\
+		SKIP(return, "%s", self->skip);				\
+} while (0)
 
 FIXTURE_TEARDOWN(huge)
 {
@@ -220,7 +232,8 @@ FIXTURE_TEARDOWN(huge)
 	if (self->anon && self->anon != MAP_FAILED)
 		munmap(self->anon, ANON_LEN);
 	if (self->mounted) {
-		umount(self->mnt);
+		/* Detached even if a failed test left a file mapped. */
+		umount2(self->mnt, MNT_DETACH);
 		rmdir(self->mnt);
 	}
 	if (self->nr_saved >= 0)
@@ -336,6 +349,7 @@ TEST_F(huge, map_hugetlb)
 	struct ibv_mr *mr;
 	char *buf;
 
+	SKIP_UNLESS_READY();
 	buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB,
 		   -1, 0);
@@ -359,6 +373,7 @@ TEST_F(huge, hugetlbfs_file)
 	struct ibv_mr *mr;
 	int fd;
 
+	SKIP_UNLESS_READY();
 	snprintf(path, sizeof(path), "%s/mr", self->mnt);
 	fd = open(path, O_CREAT | O_RDWR, 0600);
 	ASSERT_LE(0, fd);
@@ -395,6 +410,77 @@ TEST_F(huge, hugetlbfs_file)
 	unlink(path);
 }
 
+/* Is the running kernel older than @major.@minor? */
+static bool kernel_before(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma < major || (ma == major && mi < minor);
+}
+
+/*
+ * A read-only MR on a read-only mapping of a hugetlbfs file.  Shared:
+ * it pins the file's own pages, so RDMA READs see what is written to the
+ * file later through another mapping.  Private: since 6.2 the pin takes
+ * a private copy, as the process sees it; before 6.2 that copy can only
+ * be made by a forced write, which the kernel refuses on hugetlb
+ * (EFAULT, as ib_uverbs of those kernels fails).
+ */
+TEST_F(huge, read_only_file)
+{
+	char path[96], *rw, *ro;
+	struct ibv_mr *mr;
+	int fd, i;
+
+	SKIP_UNLESS_READY();
+	snprintf(path, sizeof(path), "%s/ro", self->mnt);
+	fd = open(path, O_CREAT | O_RDWR, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, 2 * HUGE));
+	rw = mmap(NULL, 2 * HUGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, rw);
+	fill(rw, 2 * HUGE, 3);
+
+	for (i = 0; i < 2; i++) {
+		bool shared = i == 0;
+
+		ro = mmap(NULL, 2 * HUGE, PROT_READ,
+			  shared ? MAP_SHARED : MAP_PRIVATE, fd, 0);
+		ASSERT_NE(MAP_FAILED, ro);
+		errno = 0;
+		mr = ibv_reg_mr(self->pd, ro, 2 * HUGE,
+				IBV_ACCESS_REMOTE_READ);
+		if (!shared && kernel_before(6, 2)) {
+			EXPECT_EQ(NULL, mr);
+			EXPECT_EQ(EFAULT, errno);
+			munmap(ro, 2 * HUGE);
+			break;
+		}
+		ASSERT_NE(NULL, mr) TH_LOG("%s: %s",
+					   shared ? "shared" : "private",
+					   strerror(errno));
+		memset(self->anon, 0, 2 * HUGE);
+		ASSERT_EQ(0, rdma(self, IBV_WR_RDMA_READ, self->anon_mr,
+				  self->anon, 8192, mr, ro + HUGE - 4096));
+		EXPECT_EQ(0, memcmp(self->anon, rw + HUGE - 4096, 8192));
+		if (shared) {
+			rw[HUGE] ^= 0x5a;
+			ASSERT_EQ(0, rdma(self, IBV_WR_RDMA_READ,
+					  self->anon_mr, self->anon, 1, mr,
+					  ro + HUGE));
+			EXPECT_EQ(rw[HUGE], self->anon[0]);
+		}
+		EXPECT_EQ(0, ibv_dereg_mr(mr));
+		munmap(ro, 2 * HUGE);
+	}
+	munmap(rw, 2 * HUGE);
+	close(fd);
+	unlink(path);
+}
+
 /* Transparent huge pages: the same, where the kernel gives them. */
 TEST_F(huge, thp)
 {
@@ -402,6 +488,7 @@ TEST_F(huge, thp)
 	struct ibv_mr *mr;
 	FILE *f;
 
+	SKIP_UNLESS_READY();
 	f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
 	if (f) {
 		if (!fgets(mode, sizeof(mode), f))
@@ -438,6 +525,7 @@ TEST_F(huge, memlock_limit)
 	int status;
 	pid_t pid;
 
+	SKIP_UNLESS_READY();
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
