@@ -139,6 +139,8 @@ install: module user
 	ln -sf librdmacm.so.1 $(DESTDIR)$(LIBDIR)/librdmacm.so
 	install -D -m 0644 $(TOP)/user/include/infiniband/softxrc_xrc.h \
 		$(DESTDIR)$(INCLUDEDIR)/infiniband/softxrc_xrc.h
+	install -D -m 0644 $(TOP)/user/include/infiniband/softxrc.h \
+		$(DESTDIR)$(INCLUDEDIR)/infiniband/softxrc.h
 	install -D -m 0644 $(TOP)/uapi/rdma/softxrc-abi.h \
 		$(DESTDIR)$(INCLUDEDIR)/rdma/softxrc-abi.h
 	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(PCDIR) $(DESTDIR)$(DOCDIR)
@@ -162,6 +164,7 @@ uninstall:
 	rm -f $(DESTDIR)$(MODDIR)/softxrc.ko
 	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR)
 	rm -f $(DESTDIR)$(INCLUDEDIR)/infiniband/softxrc_xrc.h \
+	      $(DESTDIR)$(INCLUDEDIR)/infiniband/softxrc.h \
 	      $(DESTDIR)$(INCLUDEDIR)/rdma/softxrc-abi.h \
 	      $(DESTDIR)$(PCDIR)/softxrc-verbs.pc \
 	      $(DESTDIR)$(UDEVDIR)/90-softxrc.rules

@@ -32,6 +32,38 @@ static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 #define SXRC_FOLL_READONLY	0
 #endif
 
+/*
+ * Pin up to @nr pages at @start for reading, with @gup_flags; returns as
+ * pin_user_pages_fast().  Before 6.2 a forced write is refused on a
+ * shared mapping the process cannot write (a read-only hugetlbfs or
+ * tmpfs file, say), and there it is not needed: a shared mapping has no
+ * copy-on-write to break, its pages are the file's.  Such a VMA is
+ * pinned plainly, under the mmap lock so that it cannot change between
+ * the look and the pin, and no further than its end.
+ */
+static inline long sxrc_pin_readonly(unsigned long start, unsigned long nr,
+				     unsigned int gup_flags,
+				     struct page **pages)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	long got;
+
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, start);
+	if (vma && !is_cow_mapping(vma->vm_flags)) {
+		nr = min(nr, (vma->vm_end - start) >> PAGE_SHIFT);
+		gup_flags &= ~(FOLL_WRITE | FOLL_FORCE);
+	}
+	got = pin_user_pages(start, nr, gup_flags, pages, NULL);
+	mmap_read_unlock(mm);
+	return got;
+#else
+	return pin_user_pages_fast(start, nr, gup_flags, pages);
+#endif
+}
+
 /* 6.2 put a struct genl_info into the dump state. */
 static inline struct nlattr **sxrc_genl_dump_attrs(struct netlink_callback *cb)
 {

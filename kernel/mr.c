@@ -199,8 +199,12 @@ static struct sxrc_umem *sxrc_umem_get(struct sxrc_dev *dev, u64 addr,
 			ret = -EINTR;
 			goto err_unpin;
 		}
-		got = pin_user_pages_fast(start + done * PAGE_SIZE, want,
-					  gup_flags, pages);
+		if (writable)
+			got = pin_user_pages_fast(start + done * PAGE_SIZE,
+						  want, gup_flags, pages);
+		else
+			got = sxrc_pin_readonly(start + done * PAGE_SIZE,
+						want, gup_flags, pages);
 		if (got <= 0) {
 			ret = got ? got : -EFAULT;
 			goto err_unpin;

@@ -79,10 +79,24 @@ SXRC_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 	pthread_mutex_unlock(&cq->mutex);
 }
 
+static inline void sxrc_cq_lock(struct sxrc_cq *cq)
+{
+	if (!cq->no_lock)
+		pthread_spin_lock(&cq->lock);
+}
+
+static inline void sxrc_cq_unlock(struct sxrc_cq *cq)
+{
+	if (!cq->no_lock)
+		pthread_spin_unlock(&cq->lock);
+}
+
+/* @pdom: the parent domain the CQ is created on, held; or NULL. */
 static struct sxrc_cq *sxrc_cq_new(struct ibv_context *context, int cqe,
 				   void *cq_context,
 				   struct ibv_comp_channel *channel,
-				   int comp_vector, uint32_t flags)
+				   int comp_vector, uint32_t flags,
+				   struct sxrc_pd *pdom)
 {
 	struct sxrc_create_cq_in in = {
 		.cqe = cqe,
@@ -92,15 +106,19 @@ static struct sxrc_cq *sxrc_cq_new(struct ibv_context *context, int cqe,
 	};
 	struct sxrc_cq_ring_out out = { 0 };
 	struct sxrc_cq *cq;
+	bool custom;
 	int ret;
 
 	if (cqe <= 0 || comp_vector < 0) {
 		errno = EINVAL;
 		return NULL;
 	}
-	cq = calloc(1, sizeof(*cq));
+	cq = sxrc_obj_alloc(pdom, sizeof(*cq), SXRC_RES_TYPE_CQ, &custom);
 	if (!cq)
 		return NULL;
+	cq->custom_mem = custom;
+	cq->pdom = pdom;
+	cq->no_lock = pdom && pdom->td;
 	in.user_cookie = (uintptr_t)&cq->ibcq;
 	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_CQ, SXRC_CQ_CREATE,
 			  &in, sizeof(in), &out, sizeof(out));
@@ -136,7 +154,7 @@ err_destroy:
 	sxrc_destroy_handle(context->cmd_fd, SXRC_OBJ_CQ, SXRC_CQ_DESTROY,
 			    out.handle);
 err_free:
-	free(cq);
+	sxrc_obj_free(pdom, cq, SXRC_RES_TYPE_CQ, custom);
 	errno = ret;
 	return NULL;
 }
@@ -147,7 +165,7 @@ SXRC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 					 int comp_vector)
 {
 	struct sxrc_cq *cq = sxrc_cq_new(context, cqe, cq_context, channel,
-					 comp_vector, 0);
+					 comp_vector, 0, NULL);
 
 	return cq ? &cq->ibcq : NULL;
 }
@@ -157,6 +175,7 @@ SXRC_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	struct sxrc_cq *cq = to_sxrc_cq(ibcq);
 	struct ibv_comp_channel *channel = ibcq->channel;
 	struct ibv_context *context = ibcq->context;
+	struct sxrc_pd *pdom;
 	struct sxrc_handle_in in = { .handle = ibcq->handle };
 	struct sxrc_destroy_out out;
 	int ret;
@@ -179,7 +198,10 @@ SXRC_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	pthread_spin_destroy(&cq->lock);
 	pthread_mutex_destroy(&ibcq->mutex);
 	pthread_cond_destroy(&ibcq->cond);
-	free(cq);
+	/* The domain may go once released: free through it first. */
+	pdom = cq->pdom;
+	sxrc_obj_free(pdom, cq, SXRC_RES_TYPE_CQ, cq->custom_mem);
+	sxrc_pdom_put(pdom);
 	return 0;
 }
 
@@ -193,7 +215,7 @@ SXRC_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 
 	if (cqe <= 0)
 		return EINVAL;
-	pthread_spin_lock(&cq->lock);
+	sxrc_cq_lock(cq);
 	/* Hand back what was polled, so the kernel moves only the rest. */
 	atomic_store_explicit(SXRC_ATOMIC(&cq->ring.hdr->cons), cq->cons,
 			      memory_order_release);
@@ -214,7 +236,7 @@ SXRC_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	cq->cons = 0;
 	ibcq->cqe = out.cqe;
 out_unlock:
-	pthread_spin_unlock(&cq->lock);
+	sxrc_cq_unlock(cq);
 	return ret;
 }
 
@@ -242,7 +264,7 @@ int sxrc_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	uint32_t prod;
 	int n = 0;
 
-	pthread_spin_lock(&cq->lock);
+	sxrc_cq_lock(cq);
 	/* Pairs with the kernel's smp_store_release() of prod. */
 	prod = atomic_load_explicit(SXRC_ATOMIC(&hdr->prod),
 				    memory_order_acquire);
@@ -260,7 +282,7 @@ int sxrc_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		/* Overrun: IBV_EVENT_CQ_ERR was raised; nothing is left. */
 		n = -1;
 	}
-	pthread_spin_unlock(&cq->lock);
+	sxrc_cq_unlock(cq);
 	return n;
 }
 
@@ -326,7 +348,7 @@ static int sxrc_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 
 	if (attr && attr->comp_mask)
 		return EINVAL;
-	pthread_spin_lock(&cq->lock);
+	sxrc_cq_lock(cq);
 	ret = sxrc_cq_take(cq);
 	if (!ret)
 		return 0;	/* the lock is held until ibv_end_poll() */
@@ -334,7 +356,7 @@ static int sxrc_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 	if (atomic_load_explicit(SXRC_ATOMIC(&cq->ring.hdr->flags),
 				 memory_order_relaxed) & SXRC_RING_ERROR)
 		ret = EIO;
-	pthread_spin_unlock(&cq->lock);
+	sxrc_cq_unlock(cq);
 	return ret;
 }
 
@@ -351,7 +373,7 @@ static void sxrc_end_poll(struct ibv_cq_ex *cqx)
 	/* The slots are read: the kernel may reuse them. */
 	atomic_store_explicit(SXRC_ATOMIC(&cq->ring.hdr->cons), cq->cons,
 			      memory_order_release);
-	pthread_spin_unlock(&cq->lock);
+	sxrc_cq_unlock(cq);
 }
 
 static enum ibv_wc_opcode sxrc_read_opcode(struct ibv_cq_ex *cqx)
@@ -418,6 +440,7 @@ struct ibv_cq_ex *sxrc_create_cq_ex(struct ibv_context *context,
 				    struct ibv_cq_init_attr_ex *attr)
 {
 	struct sxrc_context *ctx = to_sxrc_ctx(context);
+	struct sxrc_pd *pdom = NULL;
 	struct ibv_cq_ex *x;
 	struct sxrc_cq *cq;
 	uint32_t flags = 0;
@@ -433,8 +456,10 @@ struct ibv_cq_ex *sxrc_create_cq_ex(struct ibv_context *context,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	/* Only a parent domain may be given, and none can exist here. */
-	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+	/* Only a parent domain (not a plain PD) of this context. */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != context ||
+	     !to_sxrc_pd(attr->parent_domain)->parent)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -454,10 +479,14 @@ struct ibv_cq_ex *sxrc_create_cq_ex(struct ibv_context *context,
 		return NULL;
 	}
 
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
+		pdom = sxrc_pdom_get(attr->parent_domain);
 	cq = sxrc_cq_new(context, attr->cqe, attr->cq_context, attr->channel,
-			 attr->comp_vector, flags);
-	if (!cq)
+			 attr->comp_vector, flags, pdom);
+	if (!cq) {
+		sxrc_pdom_put(pdom);
 		return NULL;
+	}
 	cq->wc_flags = attr->wc_flags;
 
 	x = &cq->ibcq_ex;

@@ -197,6 +197,9 @@ SXRC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.open_xrcd = sxrc_open_xrcd;
 	ctx->vctx.close_xrcd = sxrc_close_xrcd;
 	ctx->vctx.open_qp = sxrc_open_qp;
+	ctx->vctx.alloc_td = sxrc_alloc_td;
+	ctx->vctx.dealloc_td = sxrc_dealloc_td;
+	ctx->vctx.alloc_parent_domain = sxrc_alloc_parent_domain;
 	ctx->vctx.context.ops.poll_cq = sxrc_poll_cq;
 	ctx->vctx.context.ops.req_notify_cq = sxrc_req_notify_cq;
 	ctx->vctx.context.ops.post_send = sxrc_post_send;

@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * softxrc userspace library: protection domains.
+ * softxrc userspace library: protection, thread and parent domains.
+ *
+ * Thread and parent domains exist only in the library, as in rdma-core's
+ * providers: a parent domain carries its PD's kernel handle, so every
+ * verb that takes a PD takes it too.  A CQ, QP or SRQ created on a
+ * parent domain holds it (ibv_dealloc_pd() fails with EBUSY until they
+ * are destroyed), takes its memory from the domain's allocator, and
+ * takes no lock of the library if the domain has a thread domain.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sxrc.h"
 
@@ -32,15 +40,160 @@ SXRC_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	return &pd->ibpd;
 }
 
+static int sxrc_dealloc_parent_domain(struct sxrc_pd *pdom)
+{
+	if (atomic_load(&pdom->users))
+		return EBUSY;
+	atomic_fetch_sub(&pdom->parent->users, 1);
+	if (pdom->td)
+		atomic_fetch_sub(&pdom->td->users, 1);
+	free(pdom);
+	return 0;
+}
+
 SXRC_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct sxrc_pd *pd = to_sxrc_pd(ibpd);
 	int ret;
 
+	if (pd->parent)
+		return sxrc_dealloc_parent_domain(pd);
+	/* The kernel knows nothing of parent domains: they are counted here. */
+	if (atomic_load(&pd->users))
+		return EBUSY;
 	ret = sxrc_destroy_handle(ibpd->context->cmd_fd, SXRC_OBJ_PD,
 				  SXRC_PD_DEALLOC, pd->handle);
 	if (ret)
 		return ret;
 	free(pd);
 	return 0;
+}
+
+struct ibv_td *sxrc_alloc_td(struct ibv_context *context,
+			     struct ibv_td_init_attr *attr)
+{
+	struct sxrc_td *td;
+
+	if (!attr || attr->comp_mask) {
+		errno = EINVAL;
+		return NULL;
+	}
+	td = calloc(1, sizeof(*td));
+	if (!td)
+		return NULL;
+	td->ibtd.context = context;
+	return &td->ibtd;
+}
+
+int sxrc_dealloc_td(struct ibv_td *ibtd)
+{
+	struct sxrc_td *td = to_sxrc_td(ibtd);
+
+	if (atomic_load(&td->users))
+		return EBUSY;
+	free(td);
+	return 0;
+}
+
+#define SXRC_PDOM_ATTR_SUPPORTED (IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS | \
+				  IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+
+struct ibv_pd *sxrc_alloc_parent_domain(struct ibv_context *context,
+					struct ibv_parent_domain_init_attr *attr)
+{
+	struct sxrc_pd *pd, *pdom;
+
+	if (!attr || !attr->pd || attr->pd->context != context ||
+	    (attr->td && attr->td->context != context) ||
+	    (attr->comp_mask & ~(uint32_t)SXRC_PDOM_ATTR_SUPPORTED)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = to_sxrc_pd(attr->pd);
+	/* A parent domain extends a PD, not another parent domain. */
+	if (pd->parent) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pdom = calloc(1, sizeof(*pdom));
+	if (!pdom)
+		return NULL;
+
+	pdom->ibpd.context = context;
+	pdom->ibpd.handle = pd->ibpd.handle;
+	pdom->handle = pd->handle;
+	pdom->parent = pd;
+	atomic_fetch_add(&pd->users, 1);
+	if (attr->td) {
+		pdom->td = to_sxrc_td(attr->td);
+		atomic_fetch_add(&pdom->td->users, 1);
+	}
+	/* As rdma-core's providers: a custom allocator needs both calls. */
+	if ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	    attr->alloc && attr->free) {
+		pdom->alloc = attr->alloc;
+		pdom->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pdom->pd_context = attr->pd_context;
+	return &pdom->ibpd;
+}
+
+/* The parent domain @pd is, held for an object created on it; or NULL. */
+struct sxrc_pd *sxrc_pdom_get(struct ibv_pd *pd)
+{
+	struct sxrc_pd *pdom;
+
+	if (!pd)
+		return NULL;
+	pdom = to_sxrc_pd(pd);
+	if (!pdom->parent)
+		return NULL;
+	atomic_fetch_add(&pdom->users, 1);
+	return pdom;
+}
+
+void sxrc_pdom_put(struct sxrc_pd *pdom)
+{
+	if (pdom)
+		atomic_fetch_sub(&pdom->users, 1);
+}
+
+/* Cache-line alignment keeps a queue's indices apart from its neighbours. */
+#define SXRC_OBJ_ALIGN	64
+
+/*
+ * The memory of an object created on @pdom, zeroed: from the domain's
+ * allocator if it has one and that does not defer to the library
+ * (IBV_ALLOCATOR_USE_DEFAULT); *@custom says which, for sxrc_obj_free().
+ */
+void *sxrc_obj_alloc(struct sxrc_pd *pdom, size_t size, uint64_t type,
+		     bool *custom)
+{
+	void *p;
+
+	*custom = false;
+	if (pdom && pdom->alloc) {
+		p = pdom->alloc(&pdom->ibpd, pdom->pd_context, size,
+				SXRC_OBJ_ALIGN, type);
+		if (p != IBV_ALLOCATOR_USE_DEFAULT) {
+			if (!p) {
+				errno = ENOMEM;
+				return NULL;
+			}
+			memset(p, 0, size);
+			*custom = true;
+			return p;
+		}
+	}
+	return calloc(1, size);
+}
+
+void sxrc_obj_free(struct sxrc_pd *pdom, void *obj, uint64_t type,
+		   bool custom)
+{
+	if (custom)
+		pdom->free(&pdom->ibpd, pdom->pd_context, obj, type);
+	else
+		free(obj);
 }

@@ -179,7 +179,7 @@ int sxrc_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		return EINVAL;
 	}
 
-	pthread_spin_lock(&qp->sq.lock);
+	sxrc_uwq_lock(&qp->sq);
 	for (; wr; wr = wr->next) {
 		ret = sxrc_write_send_wqe(qp, wr);
 		if (ret) {
@@ -188,7 +188,7 @@ int sxrc_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		}
 	}
 	sxrc_sq_publish(&qp->sq);
-	pthread_spin_unlock(&qp->sq.lock);
+	sxrc_uwq_unlock(&qp->sq);
 	/* What was posted before a bad WR is posted all the same. */
 	sxrc_doorbell(ibqp);
 	return ret;
@@ -253,7 +253,7 @@ static void sxrc_wr_start(struct ibv_qp_ex *qpx)
 {
 	struct sxrc_qp *qp = to_sxrc_qpx(qpx);
 
-	pthread_spin_lock(&qp->sq.lock);
+	sxrc_uwq_lock(&qp->sq);
 	qp->wr_start = qp->sq.prod;
 	/* As ibv_post_send(): the whole batch fails, nothing is posted. */
 	qp->wr_err = sxrc_sq_ready(qp) ? 0 : EINVAL;
@@ -269,7 +269,7 @@ static int sxrc_wr_complete(struct ibv_qp_ex *qpx)
 		qp->sq.prod = qp->wr_start;	/* all or nothing */
 	else
 		sxrc_sq_publish(&qp->sq);
-	pthread_spin_unlock(&qp->sq.lock);
+	sxrc_uwq_unlock(&qp->sq);
 	if (!ret)
 		sxrc_doorbell(&qp->ibqp);
 	return ret;
@@ -280,7 +280,7 @@ static void sxrc_wr_abort(struct ibv_qp_ex *qpx)
 	struct sxrc_qp *qp = to_sxrc_qpx(qpx);
 
 	qp->sq.prod = qp->wr_start;
-	pthread_spin_unlock(&qp->sq.lock);
+	sxrc_uwq_unlock(&qp->sq);
 }
 
 static void sxrc_wr_send(struct ibv_qp_ex *qpx)

@@ -21,7 +21,9 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 {
 	struct sxrc_create_qp_in in = { 0 };
 	struct sxrc_create_qp_out out;
+	struct sxrc_pd *pdom = NULL;
 	struct sxrc_qp *qp;
+	bool custom;
 	int ret;
 
 	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
@@ -53,9 +55,20 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 		return NULL;
 	}
 
-	qp = calloc(1, sizeof(*qp));
-	if (!qp)
+	if (attr->qp_type != IBV_QPT_XRC_RECV) {
+		if (attr->pd->context != context) {
+			errno = EINVAL;
+			return NULL;
+		}
+		pdom = sxrc_pdom_get(attr->pd);
+	}
+	qp = sxrc_obj_alloc(pdom, sizeof(*qp), SXRC_RES_TYPE_QP, &custom);
+	if (!qp) {
+		sxrc_pdom_put(pdom);
 		return NULL;
+	}
+	qp->custom_mem = custom;
+	qp->pdom = pdom;
 
 	in.user_cookie = (uintptr_t)&qp->ibqp;
 	in.qp_type = attr->qp_type;
@@ -89,6 +102,8 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 			    out.cap.max_recv_sge, 0);
 	if (ret)
 		goto err_sq;
+	/* A thread domain: the application serialises the QP's posters. */
+	qp->sq.no_lock = qp->rq.no_lock = pdom && pdom->td;
 
 	qp->sq_sig_all = in.sq_sig_all;
 	qp->ibqp.context = context;
@@ -118,7 +133,8 @@ err_destroy:
 	sxrc_destroy_handle(context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_DESTROY,
 			    out.handle);
 err_free:
-	free(qp);
+	sxrc_obj_free(pdom, qp, SXRC_RES_TYPE_QP, custom);
+	sxrc_pdom_put(pdom);
 	errno = ret;
 	return NULL;
 }
@@ -154,6 +170,7 @@ SXRC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct sxrc_qp *qp = to_sxrc_qp(ibqp);
 	struct sxrc_handle_in in = { .handle = ibqp->handle };
 	struct sxrc_destroy_out out;
+	struct sxrc_pd *pdom;
 	int ret;
 
 	ret = sxrc_invoke(ibqp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_DESTROY,
@@ -166,7 +183,9 @@ SXRC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	sxrc_uwq_fini(ibqp->context, &qp->rq);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
-	free(qp);
+	pdom = qp->pdom;
+	sxrc_obj_free(pdom, qp, SXRC_RES_TYPE_QP, qp->custom_mem);
+	sxrc_pdom_put(pdom);
 	return 0;
 }
 

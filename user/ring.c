@@ -150,7 +150,7 @@ int sxrc_post_recv_ring(struct sxrc_uwq *wq, struct ibv_recv_wr *wr,
 	struct sxrc_uring *r = &wq->ring;
 	int ret = 0;
 
-	pthread_spin_lock(&wq->lock);
+	sxrc_uwq_lock(wq);
 	for (; wr; wr = wr->next) {
 		struct sxrc_recv_wqe *wqe;
 		struct sxrc_sge *sge;
@@ -178,7 +178,7 @@ int sxrc_post_recv_ring(struct sxrc_uwq *wq, struct ibv_recv_wr *wr,
 	}
 	/* Publish every WQE written above at once. */
 	sxrc_store_release(&r->hdr->prod, wq->prod);
-	pthread_spin_unlock(&wq->lock);
+	sxrc_uwq_unlock(wq);
 
 	if (ret && bad_wr)
 		*bad_wr = wr;

@@ -12,10 +12,13 @@ struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
 {
 	struct sxrc_create_srq_in in = { 0 };
 	struct sxrc_create_srq_out out;
+	struct sxrc_pd *pdom;
 	struct sxrc_srq *srq;
+	bool custom;
 	int ret;
 
-	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd ||
+	    attr->pd->context != context) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -46,9 +49,14 @@ struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
 		}
 	}
 
-	srq = calloc(1, sizeof(*srq));
-	if (!srq)
+	pdom = sxrc_pdom_get(attr->pd);
+	srq = sxrc_obj_alloc(pdom, sizeof(*srq), SXRC_RES_TYPE_SRQ, &custom);
+	if (!srq) {
+		sxrc_pdom_put(pdom);
 		return NULL;
+	}
+	srq->custom_mem = custom;
+	srq->pdom = pdom;
 	in.user_cookie = (uintptr_t)&srq->ibsrq;
 	in.pd_handle = to_sxrc_pd(attr->pd)->handle;
 	in.max_wr = attr->attr.max_wr;
@@ -66,6 +74,7 @@ struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
 			    0);
 	if (ret)
 		goto err_destroy;
+	srq->wq.no_lock = pdom && pdom->td;
 
 	srq->srq_num = out.srq_num;
 	srq->ibsrq.context = context;
@@ -82,7 +91,8 @@ err_destroy:
 	sxrc_destroy_handle(context->cmd_fd, SXRC_OBJ_SRQ, SXRC_SRQ_DESTROY,
 			    out.handle);
 err_free:
-	free(srq);
+	sxrc_obj_free(pdom, srq, SXRC_RES_TYPE_SRQ, custom);
+	sxrc_pdom_put(pdom);
 	errno = ret;
 	return NULL;
 }
@@ -148,6 +158,7 @@ SXRC_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	struct sxrc_srq *srq = to_sxrc_srq(ibsrq);
 	struct sxrc_handle_in in = { .handle = ibsrq->handle };
 	struct sxrc_destroy_out out;
+	struct sxrc_pd *pdom;
 	int ret;
 
 	ret = sxrc_invoke(ibsrq->context->cmd_fd, SXRC_OBJ_SRQ,
@@ -159,7 +170,9 @@ SXRC_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	sxrc_uwq_fini(ibsrq->context, &srq->wq);
 	pthread_mutex_destroy(&ibsrq->mutex);
 	pthread_cond_destroy(&ibsrq->cond);
-	free(srq);
+	pdom = srq->pdom;
+	sxrc_obj_free(pdom, srq, SXRC_RES_TYPE_SRQ, srq->custom_mem);
+	sxrc_pdom_put(pdom);
 	return 0;
 }
 

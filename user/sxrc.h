@@ -11,9 +11,12 @@
 
 #include <infiniband/verbs.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include <infiniband/softxrc.h>
 #include <infiniband/softxrc_xrc.h>
 #include <rdma/softxrc-abi.h>
 
@@ -58,9 +61,42 @@ struct sxrc_context {
 	struct verbs_context vctx;
 };
 
+/**
+ * struct sxrc_td - a thread domain
+ * @ibtd: what the application holds
+ * @users: parent domains naming it
+ */
+struct sxrc_td {
+	struct ibv_td ibtd;
+	_Atomic uint32_t users;
+};
+
+/**
+ * struct sxrc_pd - a protection domain, or a parent domain on one
+ * @ibpd: what the application holds; a parent domain copies the handle
+ *	of its PD, so either can be passed wherever a PD is taken
+ * @handle: the kernel handle of the PD (of the PD under a parent domain)
+ * @users: a PD: its parent domains; a parent domain: the CQs, QPs and
+ *	SRQs created on it.  Either refuses to go (EBUSY) while non-zero
+ * @parent: a parent domain: the PD it extends (NULL for a PD)
+ * @td: a parent domain's thread domain, or NULL: objects created on it
+ *	take no lock of the library
+ * @alloc: a parent domain's allocator for the memory of the objects
+ *	created on it, NULL for the library's own (calloc)
+ * @free: frees what @alloc returned
+ * @pd_context: passed to @alloc and @free
+ */
 struct sxrc_pd {
 	struct ibv_pd ibpd;
 	uint32_t handle;
+	_Atomic uint32_t users;
+	struct sxrc_pd *parent;
+	struct sxrc_td *td;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
 };
 
 struct sxrc_mr {
@@ -94,12 +130,15 @@ static inline void *sxrc_uring_slot(struct sxrc_uring *r, uint32_t index)
  * @ibcq: what the application holds (ibv_cq_ex begins with the same
  *	fields, for ibv_create_cq_ex())
  * @lock: serialises pollers and resize; held from a successful
- *	ibv_start_poll() to ibv_end_poll()
+ *	ibv_start_poll() to ibv_end_poll(); not taken if @no_lock
  * @ring: the CQE ring
  * @cons: next CQE to read (the ring's cons is only published)
  * @cur: ibv_start_poll()/ibv_next_poll(): the CQE the ibv_wc_read_*()
  *	accessors read (under @lock)
  * @wc_flags: IBV_WC_EX_WITH_* asked for at ibv_create_cq_ex()
+ * @no_lock: created on a parent domain with a thread domain
+ * @pdom: the parent domain it was created on, or NULL
+ * @custom_mem: this structure came from @pdom's allocator
  */
 struct sxrc_cq {
 	union {
@@ -111,11 +150,16 @@ struct sxrc_cq {
 	uint32_t cons;
 	const struct sxrc_cqe *cur;
 	uint64_t wc_flags;
+	bool no_lock;
+	struct sxrc_pd *pdom;
+	bool custom_mem;
 };
 
 /**
  * struct sxrc_uwq - a work queue the library produces into
- * @lock: serialises posters
+ * @lock: serialises posters, unless @no_lock
+ * @no_lock: the queue's object was created on a parent domain with a
+ *	thread domain: the application serialises its posters
  * @ring: the WQE ring
  * @prod: next slot to fill (published through ring.hdr->prod)
  * @max_sge: scatter/gather entries per WQE
@@ -123,6 +167,7 @@ struct sxrc_cq {
  */
 struct sxrc_uwq {
 	pthread_spinlock_t lock;
+	bool no_lock;
 	struct sxrc_uring ring;
 	uint32_t prod;
 	uint32_t max_sge;
@@ -138,6 +183,8 @@ struct sxrc_uwq {
  * @wr_cur: ibv_wr_*() API: the WQE being built (under sq.lock)
  * @wr_start: ibv_wr_*() API: sq.prod at ibv_wr_start()
  * @wr_err: ibv_wr_*() API: first error since ibv_wr_start()
+ * @pdom: the parent domain it was created on, or NULL
+ * @custom_mem: this structure came from @pdom's allocator
  */
 struct sxrc_qp {
 	union {
@@ -150,6 +197,8 @@ struct sxrc_qp {
 	struct sxrc_send_wqe *wr_cur;
 	uint32_t wr_start;
 	int wr_err;
+	struct sxrc_pd *pdom;
+	bool custom_mem;
 };
 
 struct sxrc_ah {
@@ -160,6 +209,8 @@ struct sxrc_srq {
 	struct ibv_srq ibsrq;
 	uint32_t srq_num;
 	struct sxrc_uwq wq;
+	struct sxrc_pd *pdom;
+	bool custom_mem;
 };
 
 /**
@@ -194,6 +245,23 @@ static inline struct sxrc_pd *to_sxrc_pd(struct ibv_pd *pd)
 	return sxrc_container_of(pd, struct sxrc_pd, ibpd);
 }
 
+static inline struct sxrc_td *to_sxrc_td(struct ibv_td *td)
+{
+	return sxrc_container_of(td, struct sxrc_td, ibtd);
+}
+
+static inline void sxrc_uwq_lock(struct sxrc_uwq *wq)
+{
+	if (!wq->no_lock)
+		pthread_spin_lock(&wq->lock);
+}
+
+static inline void sxrc_uwq_unlock(struct sxrc_uwq *wq)
+{
+	if (!wq->no_lock)
+		pthread_spin_unlock(&wq->lock);
+}
+
 static inline struct sxrc_cq *to_sxrc_cq(struct ibv_cq *cq)
 {
 	return sxrc_container_of(cq, struct sxrc_cq, ibcq);
@@ -208,6 +276,19 @@ static inline struct sxrc_srq *to_sxrc_srq(struct ibv_srq *srq)
 {
 	return sxrc_container_of(srq, struct sxrc_srq, ibsrq);
 }
+
+/* pd.c */
+struct ibv_td *sxrc_alloc_td(struct ibv_context *context,
+			     struct ibv_td_init_attr *attr);
+int sxrc_dealloc_td(struct ibv_td *td);
+struct ibv_pd *sxrc_alloc_parent_domain(struct ibv_context *context,
+					struct ibv_parent_domain_init_attr *attr);
+struct sxrc_pd *sxrc_pdom_get(struct ibv_pd *pd);
+void sxrc_pdom_put(struct sxrc_pd *pdom);
+void *sxrc_obj_alloc(struct sxrc_pd *pdom, size_t size, uint64_t type,
+		     bool *custom);
+void sxrc_obj_free(struct sxrc_pd *pdom, void *obj, uint64_t type,
+		   bool custom);
 
 /* cmd.c */
 int sxrc_invoke(int fd, uint16_t object, uint16_t method, const void *in,
