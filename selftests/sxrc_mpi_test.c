@@ -366,7 +366,25 @@ TEST_F_TIMEOUT(fabric, ucx_perftest_put, 150)
 	     "Final:");
 }
 
-/* The pid of one process named @comm (a prefix of it, as /proc shows). */
+/* A process's state letter from /proc/PID/stat, or 0. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/*
+ * The pid of one live process named @comm (a prefix of it, as /proc shows);
+ * zombies do not count: an orphan's is reaped by init in its own time.
+ */
 static pid_t find_proc(const char *comm)
 {
 	struct dirent *de;
@@ -390,6 +408,8 @@ static pid_t find_proc(const char *comm)
 		    !strncmp(name, comm, strlen(comm)))
 			found = atoi(de->d_name);
 		fclose(f);
+		if (found && proc_state(found) == 'Z')
+			found = 0;
 	}
 	closedir(d);
 	return found;
@@ -447,7 +467,11 @@ static void kill_rank(struct __test_metadata *_metadata, const char *stack)
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	EXPECT_EQ(0, rc);
 	TH_LOG("job ended %.1f s after the kill", waited / 10.0);
+	/* The other ranks are gone too, if not already then within 15 s. */
+	for (i = 0; i < 150 && find_proc("sxrc_mpi_check"); i++)
+		usleep(100000);
 	EXPECT_EQ(0, find_proc("sxrc_mpi_check"));
+	TH_LOG("last rank gone %.1f s after the job", i / 10.0);
 	EXPECT_TRUE(device_idle(20000));
 }
 
