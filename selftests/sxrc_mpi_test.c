@@ -233,7 +233,7 @@ static void pair(struct __test_metadata *_metadata, const char *env,
 		return;
 	if (!have(prog))
 		SKIP(return, "%s not installed", prog);
-	/* The server's output goes to a file the client's command reads. */
+	/* The server in the background; its output is shown after the client's. */
 	snprintf(srv, sizeof(srv),
 		 "%s %s %s >/tmp/sxrc_pair.out 2>&1 & sleep 2; %s %s 127.0.0.1 %s; c=$?; wait $!; s=$?; "
 		 "echo '# server:'; cat /tmp/sxrc_pair.out; rm -f /tmp/sxrc_pair.out; "
