@@ -143,6 +143,8 @@ install: module user
 		$(DESTDIR)$(INCLUDEDIR)/infiniband/softxrc.h
 	install -D -m 0644 $(TOP)/uapi/rdma/softxrc-abi.h \
 		$(DESTDIR)$(INCLUDEDIR)/rdma/softxrc-abi.h
+	install -D -m 0644 $(TOP)/uapi/rdma/softxrc-netlink.h \
+		$(DESTDIR)$(INCLUDEDIR)/rdma/softxrc-netlink.h
 	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(PCDIR) $(DESTDIR)$(DOCDIR)
 	install -m 0644 $(TOP)/Documentation/man/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -D -m 0644 $(TOP)/Documentation/man/softxrc.8 \
@@ -166,6 +168,7 @@ uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/infiniband/softxrc_xrc.h \
 	      $(DESTDIR)$(INCLUDEDIR)/infiniband/softxrc.h \
 	      $(DESTDIR)$(INCLUDEDIR)/rdma/softxrc-abi.h \
+	      $(DESTDIR)$(INCLUDEDIR)/rdma/softxrc-netlink.h \
 	      $(DESTDIR)$(PCDIR)/softxrc-verbs.pc \
 	      $(DESTDIR)$(UDEVDIR)/90-softxrc.rules
 	rm -f $(patsubst $(TOP)/Documentation/man/%,$(DESTDIR)$(MANDIR)/man3/%,\

@@ -22,6 +22,7 @@
 #include <linux/sched.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
+#include <rdma/softxrc-netlink.h>
 
 #include "compat.h"
 #include "sxrc.h"

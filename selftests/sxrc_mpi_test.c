@@ -197,7 +197,7 @@ static void mpi_job(struct __test_metadata *_metadata, const char *stack,
 	rc = run(cmd, 270, &out);
 	ASSERT_NE(NULL, out);
 	if (rc || !strstr(out, "sxrc_mpi_check: PASS (0 errors)"))
-		tail(out, 25);
+		tail(out, 90);
 	EXPECT_EQ(0, rc);
 	EXPECT_NE(NULL, strstr(out, "sxrc_mpi_check: PASS (0 errors)"));
 	free(out);

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
+#include <rdma/softxrc-netlink.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <libgen.h>

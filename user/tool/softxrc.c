@@ -20,6 +20,7 @@
 #include <linux/netlink.h>
 
 #include <rdma/softxrc-abi.h>
+#include <rdma/softxrc-netlink.h>
 
 static const char *const class_names[__SXRC_NL_RES_MAX] = {
 	[SXRC_NL_RES_DEV] = "dev",
