@@ -160,6 +160,9 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 	size_t done = 0;
 	int ret;
 
+	/* Events are the members': a process that did not import steals none. */
+	if (!sxrc_ctx_member(ctx))
+		return -EPERM;
 	if (len < rec_size)
 		return -EINVAL;
 

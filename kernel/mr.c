@@ -369,6 +369,34 @@ int sxrc_mr_dereg(struct sxrc_call *call)
 	return sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_MR, NULL);
 }
 
+int sxrc_mr_query(struct sxrc_call *call)
+{
+	const struct sxrc_handle_in *in = call->in;
+	struct sxrc_query_mr_out *out = call->out;
+	struct sxrc_obj *obj;
+	struct sxrc_mr *mr;
+
+	if (in->reserved)
+		return -EINVAL;
+	obj = sxrc_obj_query_get(call->ctx, in->handle, SXRC_TYPE_MR);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	mr = to_sxrc_mr(obj);
+	spin_lock(&mr->lock);
+	if (mr->umem) {
+		out->addr = mr->umem->addr;
+		out->length = mr->umem->length;
+	}
+	out->iova = mr->iova;
+	out->lkey = mr->key;
+	out->rkey = mr->key;
+	out->access = mr->access;
+	out->pd_handle = mr->pd->obj.handle;
+	spin_unlock(&mr->lock);
+	sxrc_obj_put(obj);
+	return 0;
+}
+
 int sxrc_mr_rereg(struct sxrc_call *call)
 {
 	const struct sxrc_rereg_mr_in *in = call->in;

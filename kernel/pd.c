@@ -48,3 +48,19 @@ int sxrc_pd_dealloc(struct sxrc_call *call)
 		return -EINVAL;
 	return sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_PD, NULL);
 }
+
+int sxrc_pd_query(struct sxrc_call *call)
+{
+	const struct sxrc_handle_in *in = call->in;
+	struct sxrc_handle_out *out = call->out;
+	struct sxrc_obj *obj;
+
+	if (in->reserved)
+		return -EINVAL;
+	obj = sxrc_obj_query_get(call->ctx, in->handle, SXRC_TYPE_PD);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	out->handle = obj->handle;
+	sxrc_obj_put(obj);
+	return 0;
+}

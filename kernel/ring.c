@@ -122,7 +122,7 @@ int sxrc_mmap(struct file *file, struct vm_area_struct *vma)
 	unsigned long off;
 	int ret;
 
-	if (current->mm != ctx->owner_mm)
+	if (!sxrc_ctx_member(ctx))
 		return -EPERM;
 	if (vma->vm_pgoff > U32_MAX || !(vma->vm_flags & VM_SHARED))
 		return -EINVAL;

@@ -230,8 +230,15 @@ struct sxrc_obj {
  *	object that another context's work request still reaches may
  *	outlive the file, and must still find its context
  * @closed: the file is gone; no more async events are queued
- * @owner_mm: the mm of the process that opened the device; calls from
- *	any other process (a fork() child, an fd passed on) are refused
+ * @member_lock: serialises additions to @members
+ * @nmembers: entries of @members in use; raised under @member_lock with
+ *	smp_store_release() once the new entry is written, read without
+ *	the lock with smp_load_acquire()
+ * @members: the mms (mmgrab'ed) of the processes that may use the
+ *	context: the opener's first, then each importer's
+ *	(SXRC_IOCTL_IMPORT).  Calls from any other process (a fork()
+ *	child, an fd passed on but not imported) are refused.  Entries are
+ *	only appended, and dropped when the file is released.
  * @dev: the device
  * @objects: handle -> struct sxrc_obj *; the xarray's own lock
  *	serialises insertions and removals, lookups run under RCU
@@ -250,7 +257,8 @@ struct sxrc_obj {
  * @uid: effective uid of the opener, constant; the resource view shows
  *	the context to callers with this effective uid
  * @user: the opener's sxrc_user on the device (a reference), constant:
- *	the context's objects count against its per-user limits
+ *	the context's objects, whichever member made them, count against
+ *	its per-user limits
  * @unlimited: the opener had CAP_SYS_RESOURCE: per-user limits are not
  *	enforced on the context (its objects still count), constant
  * @comm: command name of the opener, constant
@@ -258,7 +266,9 @@ struct sxrc_obj {
 struct sxrc_ctx {
 	struct kref ref;
 	bool closed;
-	struct mm_struct *owner_mm;
+	spinlock_t member_lock;	/* serialises additions to members */
+	u32 nmembers;
+	struct mm_struct *members[SXRC_MAX_MEMBERS];
 	struct sxrc_dev *dev;
 	struct xarray objects;
 	spinlock_t ev_lock;	/* ev_list/count/overflow, closed, obj->dead */
@@ -767,6 +777,9 @@ int sxrc_destroy_counted(struct sxrc_call *call, enum sxrc_obj_type type,
 			 atomic_t *(*comp_events)(struct sxrc_obj *obj));
 extern const struct file_operations sxrc_fops;
 void sxrc_ctx_put(struct sxrc_ctx *ctx);
+bool sxrc_ctx_member(struct sxrc_ctx *ctx);
+struct sxrc_obj *sxrc_obj_query_get(struct sxrc_ctx *ctx, u32 handle,
+				    enum sxrc_obj_type type);
 
 /* event.c: the async event queue of a context */
 void sxrc_ctx_events_init(struct sxrc_ctx *ctx);
@@ -791,6 +804,7 @@ extern const struct attribute_group *sxrc_dev_groups[];
 /* pd.c */
 int sxrc_pd_alloc(struct sxrc_call *call);
 int sxrc_pd_dealloc(struct sxrc_call *call);
+int sxrc_pd_query(struct sxrc_call *call);
 
 /* ring.c: mapped rings */
 struct sxrc_ring *sxrc_ring_alloc(struct sxrc_ctx *ctx, u32 entries,
@@ -804,6 +818,7 @@ int sxrc_mmap(struct file *file, struct vm_area_struct *vma);
 int sxrc_mr_reg(struct sxrc_call *call);
 int sxrc_mr_dereg(struct sxrc_call *call);
 int sxrc_mr_rereg(struct sxrc_call *call);
+int sxrc_mr_query(struct sxrc_call *call);
 
 /* mw.c */
 int sxrc_mw_alloc(struct sxrc_call *call);

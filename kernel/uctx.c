@@ -57,7 +57,6 @@ static void sxrc_ctx_free(struct kref *ref)
 	struct sxrc_ctx *ctx = container_of(ref, struct sxrc_ctx, ref);
 
 	sxrc_ctx_events_flush(ctx);
-	mmdrop(ctx->owner_mm);
 	sxrc_user_put(ctx->user);
 	kfree(ctx);
 }
@@ -198,6 +197,37 @@ static void sxrc_obj_abort(struct sxrc_obj *obj)
 {
 	xa_erase(&obj->ctx->objects, obj->handle);
 	sxrc_obj_teardown(obj);
+}
+
+/**
+ * sxrc_obj_query_get - sxrc_obj_get() for the query methods
+ * @ctx: the caller's context
+ * @handle: the handle from userspace
+ * @type: the class the caller expects
+ *
+ * Return: as sxrc_obj_get(), but ERR_PTR(-ENOENT) when @handle names no
+ * live object, and ERR_PTR(-EINVAL) only when it names one of another
+ * class: the errors uverbs gives ibv_import_pd() and ibv_import_mr().
+ */
+struct sxrc_obj *sxrc_obj_query_get(struct sxrc_ctx *ctx, u32 handle,
+				    enum sxrc_obj_type type)
+{
+	struct sxrc_obj *obj;
+
+	xa_lock(&ctx->objects);
+	obj = xa_load(&ctx->objects, handle);
+	if (!obj || !atomic_inc_unless_negative(&obj->usage)) {
+		xa_unlock(&ctx->objects);
+		return ERR_PTR(-ENOENT);
+	}
+	if (obj->type != type) {
+		atomic_dec(&obj->usage);
+		xa_unlock(&ctx->objects);
+		return ERR_PTR(-EINVAL);
+	}
+	kref_get(&obj->ref);
+	xa_unlock(&ctx->objects);
+	return obj;
 }
 
 /**
@@ -378,8 +408,10 @@ static int sxrc_open(struct inode *inode, struct file *file)
 	ctx->unlimited = ns_capable_noaudit(&init_user_ns, CAP_SYS_RESOURCE);
 
 	kref_init(&ctx->ref);
-	ctx->owner_mm = current->mm;
-	mmgrab(ctx->owner_mm);
+	spin_lock_init(&ctx->member_lock);
+	ctx->members[0] = current->mm;
+	mmgrab(current->mm);
+	ctx->nmembers = 1;
 	ctx->dev = dev;
 	xa_init_flags(&ctx->objects, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->mmaps, XA_FLAGS_ALLOC);
@@ -402,11 +434,16 @@ static int sxrc_release(struct inode *inode, struct file *file)
 	struct sxrc_ctx *ctx = file->private_data;
 	struct sxrc_dev *dev = ctx->dev;
 
+	u32 i;
+
 	spin_lock(&dev->lock);
 	list_del(&ctx->dev_entry);
 	spin_unlock(&dev->lock);
 
 	sxrc_ctx_destroy_objects(ctx);
+	for (i = 0; i < ctx->nmembers; i++)
+		mmdrop(ctx->members[i]);
+	ctx->nmembers = 0;
 	WARN_ON_ONCE(!xa_empty(&ctx->mmaps));
 	xa_destroy(&ctx->mmaps);
 	spin_lock(&ctx->ev_lock);
@@ -467,6 +504,8 @@ static_assert(SXRC_SIZE_OK(struct sxrc_handle_out));
 static_assert(SXRC_SIZE_OK(struct sxrc_reg_mr_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_reg_mr_out));
 static_assert(SXRC_SIZE_OK(struct sxrc_rereg_mr_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_query_mr_out));
+static_assert(sizeof(struct sxrc_query_mr_out) == 40);
 static_assert(SXRC_SIZE_OK(struct sxrc_create_cq_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_cq_ring_out));
 static_assert(SXRC_SIZE_OK(struct sxrc_resize_cq_in));
@@ -524,6 +563,8 @@ static const struct sxrc_method sxrc_pd_methods[] = {
 				      struct sxrc_handle_out),
 	[SXRC_PD_DEALLOC] = SXRC_METHOD_IN(sxrc_pd_dealloc,
 					   struct sxrc_handle_in),
+	[SXRC_PD_QUERY] = SXRC_METHOD(sxrc_pd_query, struct sxrc_handle_in,
+				      struct sxrc_handle_out),
 };
 
 static const struct sxrc_method sxrc_mr_methods[] = {
@@ -532,6 +573,8 @@ static const struct sxrc_method sxrc_mr_methods[] = {
 	[SXRC_MR_DEREG] = SXRC_METHOD_IN(sxrc_mr_dereg, struct sxrc_handle_in),
 	[SXRC_MR_REREG] = SXRC_METHOD(sxrc_mr_rereg, struct sxrc_rereg_mr_in,
 				      struct sxrc_reg_mr_out),
+	[SXRC_MR_QUERY] = SXRC_METHOD(sxrc_mr_query, struct sxrc_handle_in,
+				      struct sxrc_query_mr_out),
 };
 
 static const struct sxrc_method sxrc_cq_methods[] = {
@@ -748,12 +791,57 @@ static long sxrc_doorbell(struct sxrc_ctx *ctx, unsigned long arg)
 	return ret;
 }
 
+/**
+ * sxrc_ctx_member - may the current process use @ctx?
+ * @ctx: the context of the file it calls on
+ *
+ * Return: true for the opener and the processes that imported the
+ * context; a fork()ed child or a process the fd was passed to has no
+ * business here until it imports.
+ */
+bool sxrc_ctx_member(struct sxrc_ctx *ctx)
+{
+	/* Pairs with sxrc_import(): the entries below n are written. */
+	u32 i, n = smp_load_acquire(&ctx->nmembers);
+
+	for (i = 0; i < n; i++)
+		if (ctx->members[i] == current->mm)
+			return true;
+	return false;
+}
+
+/* ibv_import_device(): make the current process a member of @ctx. */
+static long sxrc_import(struct sxrc_ctx *ctx, unsigned long arg)
+{
+	long ret = 0;
+
+	if (arg)
+		return -EINVAL;
+	if (!current->mm)
+		return -EPERM;
+	spin_lock(&ctx->member_lock);
+	if (sxrc_ctx_member(ctx))
+		goto out_unlock;
+	if (ctx->nmembers == SXRC_MAX_MEMBERS) {
+		ret = -EUSERS;
+		goto out_unlock;
+	}
+	mmgrab(current->mm);
+	ctx->members[ctx->nmembers] = current->mm;
+	/* Publish the entry before the count that covers it. */
+	smp_store_release(&ctx->nmembers, ctx->nmembers + 1);
+out_unlock:
+	spin_unlock(&ctx->member_lock);
+	return ret;
+}
+
 static long sxrc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct sxrc_ctx *ctx = file->private_data;
 
-	/* A fork()ed child or another process has no business here. */
-	if (current->mm != ctx->owner_mm)
+	if (cmd == SXRC_IOCTL_IMPORT)
+		return sxrc_import(ctx, arg);
+	if (!sxrc_ctx_member(ctx))
 		return -EPERM;
 
 	switch (cmd) {

@@ -8,7 +8,8 @@
  * corrupted ones: lengths, reserved bytes, stale/foreign/random handles,
  * bad pointers, unknown verbs, scribbled rings followed by doorbells,
  * event reads and mmap of random offsets.  Half way, one thread forks;
- * the child must be refused the parent's fd and may open its own.
+ * the child must be refused the parent's fd until it imports it, and may
+ * open its own.
  *
  *   SXRC_FUZZ_SEED   seed (default fixed; printed, replay with it)
  *   SXRC_FUZZ_CALLS  total operations over all threads (default 200000)
@@ -179,14 +180,15 @@ static struct fz g_fz[FZ_THREADS];
 enum extra_op {
 	X_DOORBELL, X_POST_SEND, X_POST_RECV, X_SCRIBBLE, X_CQ_POLL,
 	X_EV_READ, X_CHAN_READ, X_MMAP_RING, X_MMAP_RANDOM, X_BAD_IOCTL,
-	X_BAD_HDR, X_UNKNOWN, X_REOPEN, X_FOREIGN, X_FORK, X_NEXTRA,
+	X_BAD_HDR, X_UNKNOWN, X_REOPEN, X_FOREIGN, X_FORK, X_QUERY_ENOENT,
+	X_NEXTRA,
 };
 
 static const char *const extra_name[X_NEXTRA] = {
 	"doorbell", "post_send", "post_recv", "ring_scribble", "cq_poll",
 	"event_read", "channel_read", "mmap_ring", "mmap_random",
 	"bad_ioctl_cmd", "bad_hdr", "unknown_obj_method", "ctx_reopen",
-	"foreign_thread_call", "fork",
+	"foreign_thread_call", "fork", "query_enoent",
 };
 
 static long g_extra[X_NEXTRA];
@@ -398,6 +400,23 @@ static void gen_pd_dealloc(struct fz *t, struct fctx *c, struct call *k)
 static void gen_mr_dereg(struct fz *t, struct fctx *c, struct call *k)
 {
 	gen_destroy(t, c, k, K_MR);
+}
+
+static void gen_query(struct fz *t, struct fctx *c, int kind)
+{
+	struct sxrc_handle_in *in = (void *)t->in;
+
+	in->handle = pick_handle(t, c, kind);
+}
+
+static void gen_pd_query(struct fz *t, struct fctx *c, struct call *k)
+{
+	gen_query(t, c, K_PD);
+}
+
+static void gen_mr_query(struct fz *t, struct fctx *c, struct call *k)
+{
+	gen_query(t, c, K_MR);
 }
 
 static void gen_cq_destroy(struct fz *t, struct fctx *c, struct call *k)
@@ -1037,12 +1056,16 @@ static const struct method methods[] = {
 	  SZ(sxrc_handle_out), 6, gen_create, done_pd_alloc),
 	M(SXRC_OBJ_PD, SXRC_PD_DEALLOC, SZ(sxrc_handle_in), 0, 3,
 	  gen_pd_dealloc, NULL),
+	M(SXRC_OBJ_PD, SXRC_PD_QUERY, SZ(sxrc_handle_in), SZ(sxrc_handle_out),
+	  2, gen_pd_query, NULL),
 	M(SXRC_OBJ_MR, SXRC_MR_REG, SZ(sxrc_reg_mr_in), SZ(sxrc_reg_mr_out),
 	  8, gen_mr_reg, done_mr),
 	M(SXRC_OBJ_MR, SXRC_MR_DEREG, SZ(sxrc_handle_in), 0, 4,
 	  gen_mr_dereg, NULL),
 	M(SXRC_OBJ_MR, SXRC_MR_REREG, SZ(sxrc_rereg_mr_in),
 	  SZ(sxrc_reg_mr_out), 4, gen_mr_rereg, done_mr),
+	M(SXRC_OBJ_MR, SXRC_MR_QUERY, SZ(sxrc_handle_in),
+	  SZ(sxrc_query_mr_out), 2, gen_mr_query, NULL),
 	M(SXRC_OBJ_CQ, SXRC_CQ_CREATE, SZ(sxrc_create_cq_in),
 	  SZ(sxrc_cq_ring_out), 7, gen_cq_create, done_cq),
 	M(SXRC_OBJ_CQ, SXRC_CQ_DESTROY, SZ(sxrc_handle_in),
@@ -1243,7 +1266,13 @@ static void do_method(struct fz *t, struct fctx *c, int fd)
 	__atomic_fetch_add(&g_mcount[mi], 1, __ATOMIC_RELAXED);
 	snprintf(what, sizeof(what), "%s in_len=%u out_len=%u%s", m->name,
 		 hdr.in_len, hdr.out_len, k.mutated ? " (mutated)" : "");
-	check(t, what, ret, false);
+	/* The query methods say ENOENT for a handle that names nothing. */
+	if (ret == -ENOENT &&
+	    ((m->obj == SXRC_OBJ_PD && m->meth == SXRC_PD_QUERY) ||
+	     (m->obj == SXRC_OBJ_MR && m->meth == SXRC_MR_QUERY)))
+		count_extra(X_QUERY_ENOENT);
+	else
+		check(t, what, ret, false);
 	if (ret)
 		return;
 	__atomic_fetch_add(&g_mok[mi], 1, __ATOMIC_RELAXED);
@@ -1579,16 +1608,24 @@ static void mmap_random(struct fz *t, struct fctx *c)
 static void bad_ioctl(struct fz *t, struct fctx *c)
 {
 	static const unsigned long cmds[] = {
-		_IO(SXRC_IOCTL_TYPE, 0x02), _IO(SXRC_IOCTL_TYPE, 0xff),
+		_IO(SXRC_IOCTL_TYPE, 0x03), _IO(SXRC_IOCTL_TYPE, 0xff),
 		_IOWR(SXRC_IOCTL_TYPE, 0x00, struct sxrc_ioctl_hdr),
 		_IO(0x00, 0x00), FIONREAD,
+		SXRC_IOCTL_IMPORT,	/* with a pointer: EINVAL */
 	};
-	unsigned long cmd = cmds[rnd(&t->r, 5)];
+	unsigned long cmd = cmds[rnd(&t->r, 6)];
 	int ret;
 
 	count_extra(X_BAD_IOCTL);
 	ret = ioctl(c->fd, cmd, t->out) ? -errno : 0;
 	check(t, "unknown ioctl cmd", ret, false);
+	/* The opener imports again: nothing changes. */
+	ret = ioctl(c->fd, SXRC_IOCTL_IMPORT, 0UL) ? -errno : 0;
+	if (ret) {
+		t->violations++;
+		printf("# VIOLATION seed=%llu: the opener's import: %d\n",
+		       (unsigned long long)g_seed, ret);
+	}
 }
 
 /* A header that is itself wrong, or a verb that does not exist. */
@@ -1714,7 +1751,8 @@ static void foreign_call(struct fz *t)
 
 /*
  * fork() with everything live: the child must be refused the parent's
- * fd (ioctl, doorbell, mmap) and may open a context of its own.  Only
+ * fd (ioctl, doorbell, mmap) until it imports it, and may open a
+ * context of its own.  Only
  * system calls in the child: the other threads may hold locks.
  */
 static void do_fork(struct fz *t)
@@ -1746,6 +1784,11 @@ static void do_fork(struct fz *t)
 			e3 = errno;
 		if (r1 != -EPERM || r2 != -EPERM || r3 != -1 || e3 != EPERM)
 			code |= 1;
+		/* Imported, the parent's fd is the child's too. */
+		if (ioctl(c->fd, SXRC_IOCTL_IMPORT, 0UL) ||
+		    sxrc_call(c->fd, SXRC_OBJ_CTX, SXRC_CTX_QUERY, NULL, 0,
+			      &q, sizeof(q)))
+			code |= 8;
 		fd = open(SXRC_DEV, O_RDWR | O_CLOEXEC);
 		if (fd < 0)
 			code |= 2;
@@ -1759,7 +1802,7 @@ static void do_fork(struct fz *t)
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status)) {
 		t->violations++;
-		printf("# VIOLATION seed=%llu: fork child status 0x%x (1: parent fd not EPERM, 2: open failed, 4: own context unusable)\n",
+		printf("# VIOLATION seed=%llu: fork child status 0x%x (1: parent fd not EPERM, 2: open failed, 4: own context unusable, 8: import failed)\n",
 		       (unsigned long long)g_seed, status);
 	}
 }

@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "sxrc.h"
@@ -150,40 +153,22 @@ SXRC_EXPORT int ibv_get_device_index(struct ibv_device *device)
 	return to_sxrc_dev(device)->index;
 }
 
-SXRC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+/*
+ * A context on @fd, a file of @device the calling process may use; the
+ * context owns @fd from then on.  Returns an errno value on failure,
+ * when @fd is still the caller's.
+ */
+static int sxrc_context_new(struct ibv_device *device, int fd,
+			    const struct sxrc_query_ctx_out *q,
+			    struct ibv_context **out)
 {
-	struct sxrc_query_ctx_out q;
 	struct sxrc_context *ctx;
-	char path[IBV_SYSFS_NAME_MAX + 24];
-	int fd, ret;
-
-	snprintf(path, sizeof(path), "/dev/infiniband/%s", device->dev_name);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT) {
-		snprintf(path, sizeof(path), "/dev/%s", device->dev_name);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-	}
-	if (fd < 0)
-		return NULL;
-
-	ret = sxrc_invoke(fd, SXRC_OBJ_CTX, SXRC_CTX_QUERY, NULL, 0,
-			  &q, sizeof(q));
-	if (ret)
-		goto err_close;
-	if (q.abi_version != SXRC_ABI_VERSION) {
-		sxrc_log("%s: kernel ABI version %u, library %d\n", path,
-			 q.abi_version, SXRC_ABI_VERSION);
-		ret = EPROTONOSUPPORT;
-		goto err_close;
-	}
 
 	ctx = calloc(1, sizeof(*ctx));
-	if (!ctx) {
-		ret = ENOMEM;
-		goto err_close;
-	}
-	ctx->num_ports = q.num_ports;
-	ctx->features = q.features;
+	if (!ctx)
+		return ENOMEM;
+	ctx->num_ports = q->num_ports;
+	ctx->features = q->features;
 	pthread_mutex_init(&ctx->maps_lock, NULL);
 
 	ctx->vctx.sz = sizeof(ctx->vctx);
@@ -212,15 +197,118 @@ SXRC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.context.device = device;
 	ctx->vctx.context.cmd_fd = fd;
 	ctx->vctx.context.async_fd = fd;
-	ctx->vctx.context.num_comp_vectors = q.num_comp_vectors;
+	ctx->vctx.context.num_comp_vectors = q->num_comp_vectors;
 	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
-	return &ctx->vctx.context;
+	*out = &ctx->vctx.context;
+	return 0;
+}
 
-err_close:
-	close(fd);
-	errno = ret;
-	return NULL;
+static int sxrc_query_ctx(int fd, const char *name,
+			  struct sxrc_query_ctx_out *q)
+{
+	int ret;
+
+	ret = sxrc_invoke(fd, SXRC_OBJ_CTX, SXRC_CTX_QUERY, NULL, 0,
+			  q, sizeof(*q));
+	if (ret)
+		return ret;
+	if (q->abi_version != SXRC_ABI_VERSION) {
+		sxrc_log("%s: kernel ABI version %u, library %d\n", name,
+			 q->abi_version, SXRC_ABI_VERSION);
+		return EPROTONOSUPPORT;
+	}
+	return 0;
+}
+
+SXRC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct sxrc_query_ctx_out q;
+	char path[IBV_SYSFS_NAME_MAX + 24];
+	struct ibv_context *context;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/dev/infiniband/%s", device->dev_name);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		snprintf(path, sizeof(path), "/dev/%s", device->dev_name);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return NULL;
+
+	ret = sxrc_query_ctx(fd, path, &q);
+	if (!ret)
+		ret = sxrc_context_new(device, fd, &q, &context);
+	if (ret) {
+		close(fd);
+		errno = ret;
+		return NULL;
+	}
+	return context;
+}
+
+/* The device whose character device @fd is, found by its dev_t. */
+static struct sxrc_device *sxrc_device_of_fd(int fd)
+{
+	struct ibv_device **list;
+	struct sxrc_device *found = NULL;
+	unsigned int major, minor;
+	char buf[32];
+	struct stat st;
+	int n;
+
+	if (fstat(fd, &st))
+		return NULL;
+	if (!S_ISCHR(st.st_mode)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return NULL;
+	for (int i = 0; i < n && !found; i++) {
+		if (sxrc_read_sysfs(list[i]->ibdev_path, "dev", buf,
+				    sizeof(buf)) <= 0 ||
+		    sscanf(buf, "%u:%u", &major, &minor) != 2)
+			continue;
+		if (makedev(major, minor) == st.st_rdev)
+			found = to_sxrc_dev(list[i]);
+	}
+	ibv_free_device_list(list);
+	if (!found)
+		errno = EINVAL;
+	return found;
+}
+
+/*
+ * rdma-core's rule: @cmd_fd is the caller's dup of another context's
+ * fd (dup(), SCM_RIGHTS, inheritance); the new context owns it, and
+ * ibv_close_device() closes it.  On failure it is left open.
+ */
+SXRC_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
+{
+	struct sxrc_query_ctx_out q;
+	struct ibv_context *context;
+	struct sxrc_device *dev;
+	int ret;
+
+	dev = sxrc_device_of_fd(cmd_fd);
+	if (!dev)
+		return NULL;
+	if (ioctl(cmd_fd, SXRC_IOCTL_IMPORT, 0UL))
+		return NULL;
+	ret = sxrc_query_ctx(cmd_fd, dev->ibdev.dev_name, &q);
+	if (!ret && (q.dev_index != dev->index ||
+		     !(q.features & SXRC_FEATURE_IMPORT)))
+		ret = EINVAL;
+	if (!ret)
+		ret = sxrc_context_new(&dev->ibdev, cmd_fd, &q, &context);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	return context;
 }
 
 SXRC_EXPORT int ibv_close_device(struct ibv_context *context)

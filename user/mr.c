@@ -120,6 +120,50 @@ SXRC_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 }
 
 /*
+ * rdma-core's rule: the handle names an MR of the context, made by any
+ * process; addr is its iova, the only address that means something here.
+ * An MR of another PD than @pd is refused (EINVAL).
+ */
+SXRC_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct sxrc_handle_in in = { .handle = mr_handle };
+	struct sxrc_query_mr_out out;
+	struct sxrc_mr *mr;
+	int ret;
+
+	if (!pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ret = sxrc_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_QUERY,
+			  &in, sizeof(in), &out, sizeof(out));
+	if (!ret && out.pd_handle != to_sxrc_pd(pd)->handle)
+		ret = EINVAL;
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+	mr->ibmr.context = pd->context;
+	mr->ibmr.pd = pd;
+	mr->ibmr.addr = (void *)(uintptr_t)out.iova;
+	mr->ibmr.length = out.length;
+	mr->ibmr.handle = mr_handle;
+	mr->ibmr.lkey = out.lkey;
+	mr->ibmr.rkey = out.rkey;
+	return &mr->ibmr;
+}
+
+/* Only this process's record goes; the MR lives on for the others. */
+SXRC_EXPORT void ibv_unimport_mr(struct ibv_mr *mr)
+{
+	if (mr)
+		free(sxrc_container_of(mr, struct sxrc_mr, ibmr));
+}
+
+/*
  * The kernel changes everything or nothing, so a failed rereg always
  * leaves the old MR valid: IBV_REREG_MR_ERR_INPUT, with errno saying why.
  */

@@ -40,6 +40,37 @@ SXRC_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	return &pd->ibpd;
 }
 
+/* rdma-core's rule: the handle names a PD of the context, made by any process. */
+SXRC_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context,
+					 uint32_t pd_handle)
+{
+	struct sxrc_handle_in in = { .handle = pd_handle };
+	struct sxrc_handle_out out;
+	struct sxrc_pd *pd;
+	int ret;
+
+	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_PD, SXRC_PD_QUERY,
+			  &in, sizeof(in), &out, sizeof(out));
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	pd->handle = pd_handle;
+	pd->ibpd.context = context;
+	pd->ibpd.handle = pd_handle;
+	return &pd->ibpd;
+}
+
+/* Only this process's record goes; the PD lives on for the others. */
+SXRC_EXPORT void ibv_unimport_pd(struct ibv_pd *ibpd)
+{
+	if (ibpd && !to_sxrc_pd(ibpd)->parent)
+		free(to_sxrc_pd(ibpd));
+}
+
 static int sxrc_dealloc_parent_domain(struct sxrc_pd *pdom)
 {
 	if (atomic_load(&pdom->users))

@@ -54,35 +54,6 @@ SXRC_EXPORT int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 	return EOPNOTSUPP;
 }
 
-SXRC_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
-{
-	(void)cmd_fd;
-	SXRC_NULL_EOPNOTSUPP();
-}
-
-SXRC_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context,
-					 uint32_t pd_handle)
-{
-	(void)context; (void)pd_handle;
-	SXRC_NULL_EOPNOTSUPP();
-}
-
-SXRC_EXPORT void ibv_unimport_pd(struct ibv_pd *pd)
-{
-	(void)pd;
-}
-
-SXRC_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
-{
-	(void)pd; (void)mr_handle;
-	SXRC_NULL_EOPNOTSUPP();
-}
-
-SXRC_EXPORT void ibv_unimport_mr(struct ibv_mr *mr)
-{
-	(void)mr;
-}
-
 SXRC_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *context,
 					 uint32_t dm_handle)
 {

@@ -45,7 +45,10 @@
  *              expected class in *this* context
  *  E2BIG       non-zero bytes past the end of a structure the kernel knows
  *  EFAULT      a user pointer that cannot be read or written
+ *  ENOENT      a query method's handle names no live object
  *  EBUSY       destroying an object that other objects still use
+ *  EPERM       a call from a process that is not a member of the
+ *              context (neither its opener nor an importer)
  *  ENOMEM      out of memory, or a module object limit reached
  *
  * Versioning
@@ -76,6 +79,20 @@
  * Returns 0, or EINVAL for a handle that names no QP of this context.
  */
 #define SXRC_IOCTL_DOORBELL	_IO(SXRC_IOCTL_TYPE, 0x01)
+/*
+ * SXRC_IOCTL_IMPORT: the argument must be 0.  Makes the calling process
+ * a member of the context, as the opener is from open(): a member may
+ * use SXRC_IOCTL_INVOKE, SXRC_IOCTL_DOORBELL, mmap() and read() on the
+ * fd; any other process gets EPERM.  This is ibv_import_device(): the fd
+ * was passed on (SCM_RIGHTS) or inherited, and whoever holds it may
+ * import.  Importing again is a no-op.  Returns 0; EINVAL for a non-zero
+ * argument; EUSERS when the context has SXRC_MAX_MEMBERS members already.
+ * Members stay until the file is released.
+ */
+#define SXRC_IOCTL_IMPORT	_IO(SXRC_IOCTL_TYPE, 0x02)
+
+/* Processes that may use one context, the opener included. */
+#define SXRC_MAX_MEMBERS	64
 
 /**
  * struct sxrc_ioctl_hdr - argument of SXRC_IOCTL_INVOKE
@@ -143,15 +160,18 @@ enum sxrc_ctx_method {
  * @SXRC_FEATURE_XRC: XRC domains, SRQs and QPs (SXRC_OBJ_XRCD)
  * @SXRC_FEATURE_CQE_TIMESTAMP: SXRC_CQ_CREATE_TIMESTAMP, CQEs that carry
  *	the time they were produced (struct sxrc_cqe_ts)
+ * @SXRC_FEATURE_IMPORT: SXRC_IOCTL_IMPORT, SXRC_PD_QUERY, SXRC_MR_QUERY
  */
 enum sxrc_features {
 	SXRC_FEATURE_ASYNC_EVENTS = 1 << 0,
 	SXRC_FEATURE_XRC = 1 << 1,
 	SXRC_FEATURE_CQE_TIMESTAMP = 1 << 2,
+	SXRC_FEATURE_IMPORT = 1 << 3,
 };
 
 #define SXRC_FEATURES_ALL	(SXRC_FEATURE_ASYNC_EVENTS | SXRC_FEATURE_XRC | \
-				 SXRC_FEATURE_CQE_TIMESTAMP)
+				 SXRC_FEATURE_CQE_TIMESTAMP |		\
+				 SXRC_FEATURE_IMPORT)
 
 /**
  * struct sxrc_query_ctx_out - SXRC_CTX_QUERY output; the method has no
@@ -409,6 +429,7 @@ struct sxrc_pkey_out {
 enum sxrc_pd_method {
 	SXRC_PD_ALLOC = 0,
 	SXRC_PD_DEALLOC = 1,
+	SXRC_PD_QUERY = 2,
 };
 
 /**
@@ -441,6 +462,14 @@ struct sxrc_handle_in {
 	__u32 reserved;
 };
 
+/*
+ * SXRC_PD_QUERY (input struct sxrc_handle_in, output struct
+ * sxrc_handle_out, which echoes the handle) tells whether a handle names
+ * a live PD of the context: ibv_import_pd().  Unlike the other methods,
+ * the query methods tell a handle that names nothing (ENOENT) from one
+ * that names an object of another class (EINVAL), as uverbs does.
+ */
+
 /* --------------------------------------------------------------------
  * SXRC_OBJ_MR
  *
@@ -459,6 +488,7 @@ enum sxrc_mr_method {
 	SXRC_MR_REG = 0,
 	SXRC_MR_DEREG = 1,
 	SXRC_MR_REREG = 2,
+	SXRC_MR_QUERY = 3,
 };
 
 /* access bits: the values of enum ibv_access_flags */
@@ -538,6 +568,31 @@ struct sxrc_rereg_mr_in {
 	__aligned_u64 iova;
 	__u32 pd_handle;
 	__u32 access;
+};
+
+/**
+ * struct sxrc_query_mr_out - output of SXRC_MR_QUERY (input struct
+ *	sxrc_handle_in): what ibv_import_mr() needs
+ * @addr: start of the range in the address space of the process that
+ *	registered it (meaningless in any other)
+ * @length: bytes
+ * @iova: address of the first byte in work requests
+ * @lkey: local key
+ * @rkey: remote key (equal to @lkey)
+ * @access: SXRC_ACCESS_*
+ * @pd_handle: its PD
+ *
+ * ENOENT for a handle that names nothing, EINVAL for one that names an
+ * object of another class.
+ */
+struct sxrc_query_mr_out {
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__aligned_u64 iova;
+	__u32 lkey;
+	__u32 rkey;
+	__u32 access;
+	__u32 pd_handle;
 };
 
 /* --------------------------------------------------------------------
