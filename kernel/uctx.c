@@ -467,6 +467,7 @@ static_assert(SXRC_SIZE_OK(struct sxrc_handle_out));
 static_assert(SXRC_SIZE_OK(struct sxrc_reg_mr_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_reg_mr_out));
 static_assert(SXRC_SIZE_OK(struct sxrc_rereg_mr_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_reg_dmabuf_mr_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_create_cq_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_cq_ring_out));
 static_assert(SXRC_SIZE_OK(struct sxrc_resize_cq_in));
@@ -532,6 +533,9 @@ static const struct sxrc_method sxrc_mr_methods[] = {
 	[SXRC_MR_DEREG] = SXRC_METHOD_IN(sxrc_mr_dereg, struct sxrc_handle_in),
 	[SXRC_MR_REREG] = SXRC_METHOD(sxrc_mr_rereg, struct sxrc_rereg_mr_in,
 				      struct sxrc_reg_mr_out),
+	[SXRC_MR_REG_DMABUF] = SXRC_METHOD(sxrc_mr_reg_dmabuf,
+					   struct sxrc_reg_dmabuf_mr_in,
+					   struct sxrc_reg_mr_out),
 };
 
 static const struct sxrc_method sxrc_cq_methods[] = {
