@@ -465,8 +465,8 @@ struct sxrc_handle_in {
  * changes nothing.  Nothing of the caller's address space is pinned,
  * and nothing is charged to RLIMIT_MEMLOCK: the exporter owns the
  * memory.  An exporter that cannot map the buffer for the CPU, or maps
- * it as I/O memory, gets EOPNOTSUPP.  Such a region cannot be
- * reregistered (EOPNOTSUPP); dereg it and register again.
+ * it as I/O memory, gets EOPNOTSUPP.  SXRC_MR_REREG may change such a
+ * region's PD and access, not its translation (EOPNOTSUPP).
  */
 enum sxrc_mr_method {
 	SXRC_MR_REG = 0,
