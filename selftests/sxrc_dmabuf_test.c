@@ -9,6 +9,7 @@
  */
 #include <infiniband/verbs.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -676,6 +677,64 @@ TEST_F(dmb, rereg)
 				  0));
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
 	EXPECT_EQ(0, ibv_dealloc_pd(pd2));
+}
+
+/*
+ * Nothing is pinned for the caller: an unprivileged process with
+ * RLIMIT_MEMLOCK 0, which cannot register a single page of its own
+ * memory, registers the whole dma-buf and writes through it.
+ */
+TEST_F(dmb, unprivileged_no_memlock)
+{
+	int status;
+	pid_t pid;
+
+	NEED_UDMABUF();
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct rlimit rl = { 0, 0 };
+		struct ibv_context *ctx;
+		struct ibv_qp *qa, *qb;
+		struct ibv_cq *cq;
+		struct ibv_mr *mr;
+		struct ibv_pd *pd;
+		long pin0;
+
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(65534) ||
+		    setuid(65534))
+			_exit(10);
+		ctx = ibv_open_device(self->list[0]);
+		pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+		cq = ctx ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
+		if (!pd || !cq)
+			_exit(11);
+		pin0 = vmpin_kib();
+		errno = 0;
+		if (ibv_reg_mr(pd, self->loc, 4096, IBV_ACCESS_LOCAL_WRITE) ||
+		    errno != ENOMEM)
+			_exit(12);
+		mr = ibv_reg_dmabuf_mr(pd, 0, DB_SIZE, 0, self->dmabuf,
+				       ACCESS_ALL);
+		if (!mr || vmpin_kib() != pin0)
+			_exit(13);
+		qa = create_qp(pd, cq, IBV_QPT_RC);
+		qb = create_qp(pd, cq, IBV_QPT_RC);
+		if (!qa || !qb || connect_rc(qa, qb->qp_num) ||
+		    connect_rc(qb, qa->qp_num))
+			_exit(14);
+		/* Within the one region: its first 4 KiB onto its last. */
+		fill(self->mem, 4096, 10);
+		if (rdma(qa, cq, IBV_WR_RDMA_WRITE, 0, mr->lkey,
+			 DB_SIZE - 4096, mr->rkey, 4096) != IBV_WC_SUCCESS)
+			_exit(15);
+		if (memcmp(self->mem + DB_SIZE - 4096, self->mem, 4096))
+			_exit(16);
+		_exit(ibv_dereg_mr(mr) ? 17 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 /*
