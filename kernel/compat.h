@@ -6,6 +6,7 @@
 #ifndef SXRC_COMPAT_H
 #define SXRC_COMPAT_H
 
+#include <linux/dma-buf.h>
 #include <linux/mm.h>
 #include <linux/version.h>
 #include <net/genetlink.h>
@@ -63,6 +64,25 @@ static inline long sxrc_pin_readonly(unsigned long start, unsigned long nr,
 	return pin_user_pages_fast(start, nr, gup_flags, pages);
 #endif
 }
+
+/*
+ * 6.2 moved dma-buf mappings under the buffer's reservation lock:
+ * dma_buf_vmap() now expects it held and the _unlocked variants take
+ * it.  Before, dma_buf_vmap() took the buffer's own mutex itself.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
+static inline int dma_buf_vmap_unlocked(struct dma_buf *dmabuf,
+					struct iosys_map *map)
+{
+	return dma_buf_vmap(dmabuf, map);
+}
+
+static inline void dma_buf_vunmap_unlocked(struct dma_buf *dmabuf,
+					   struct iosys_map *map)
+{
+	dma_buf_vunmap(dmabuf, map);
+}
+#endif
 
 /* 6.2 put a struct genl_info into the dump state. */
 static inline struct nlattr **sxrc_genl_dump_attrs(struct netlink_callback *cb)

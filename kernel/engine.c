@@ -388,11 +388,16 @@ static void *sxrc_cursor_map(struct sxrc_cursor *c, u32 *avail,
 		return seg->kbuf + c->pos;
 	}
 	byte = seg->off + c->pos;
+	*avail = min_t(u64, *avail, PAGE_SIZE - offset_in_page(byte));
+	if (seg->umem->kaddr) {
+		/* A dma-buf, mapped whole while the umem lives. */
+		*page = NULL;
+		return seg->umem->kaddr + byte;
+	}
 	pgidx = byte >> PAGE_SHIFT;
 	c->run = sxrc_find_run(seg->umem, pgidx, c->run);
 	run = sxrc_umem_run(seg->umem, c->run);
 	*page = nth_page(run->page, pgidx - run->pgoff);
-	*avail = min_t(u64, *avail, PAGE_SIZE - offset_in_page(byte));
 	return kmap_local_page(*page) + offset_in_page(byte);
 }
 

@@ -400,6 +400,8 @@ module_exit(sxrc_exit);
 MODULE_AUTHOR("The softxrc developers");
 MODULE_DESCRIPTION("softxrc: software RDMA verbs device with XRC");
 MODULE_LICENSE("Dual BSD/GPL");
+/* dma-buf MRs (kernel/mr.c). */
+MODULE_IMPORT_NS(DMA_BUF);
 /*
  * softxrc uses nothing of ib_core, but ib_core's class directory,
  * /sys/class/infiniband, is how Open MPI (and hwloc) decide that a host

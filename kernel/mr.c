@@ -7,7 +7,15 @@
  * RLIMIT_MEMLOCK.  The page list is kept as runs of physically
  * contiguous pages, so a huge page or a contiguous buffer costs one
  * entry, not one per 4 KiB.
+ *
+ * A dma-buf region pins nothing of the caller's: the exporter owns the
+ * memory.  A software device has no DMA, so it takes the importer's CPU
+ * path: dma_buf_vmap() of the whole buffer, kept until the region goes,
+ * and copies through that kernel mapping.  An attachment would hand out
+ * DMA addresses of a device that does no DMA, and the pages behind an
+ * attachment's sg_table are the exporter's business, not the importer's.
  */
+#include <linux/dma-buf.h>
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
@@ -113,9 +121,14 @@ static void sxrc_umem_free(struct kref *ref)
 	atomic64_sub(umem->npages, &umem->dev->mr_pages);
 	atomic64_sub(umem->nruns, &umem->dev->mr_runs);
 	trace_sxrc_mr_unpin(umem);
-	sxrc_umem_unpin(umem);
-	atomic64_sub(umem->npages, &umem->owner_mm->pinned_vm);
-	mmdrop(umem->owner_mm);
+	if (umem->dmabuf) {
+		dma_buf_vunmap_unlocked(umem->dmabuf, &umem->map);
+		dma_buf_put(umem->dmabuf);
+	} else {
+		sxrc_umem_unpin(umem);
+		atomic64_sub(umem->npages, &umem->owner_mm->pinned_vm);
+		mmdrop(umem->owner_mm);
+	}
 	kfree(umem);
 }
 
@@ -234,6 +247,69 @@ err_mm:
 	return ERR_PTR(ret);
 }
 
+/*
+ * Map [offset, offset + length) of the dma-buf @fd; the mapping and a
+ * reference on the buffer are held until the umem goes.
+ */
+static struct sxrc_umem *sxrc_umem_get_dmabuf(struct sxrc_dev *dev, int fd,
+					      u64 offset, u64 length)
+{
+	struct sxrc_umem *umem;
+	struct dma_buf *dmabuf;
+	u64 end;
+	int ret;
+
+	dmabuf = dma_buf_get(fd);
+	if (IS_ERR(dmabuf))
+		return ERR_CAST(dmabuf);
+	ret = -EINVAL;
+	if (check_add_overflow(offset, length, &end) || end > dmabuf->size)
+		goto err_put;
+	/* No CPU mapping, no way for a software device to reach the bytes. */
+	ret = -EOPNOTSUPP;
+	if (!dmabuf->ops->vmap)
+		goto err_put;
+
+	umem = kzalloc(sizeof(*umem), GFP_KERNEL_ACCOUNT);
+	ret = -ENOMEM;
+	if (!umem)
+		goto err_put;
+	kref_init(&umem->ref);
+	umem->dev = dev;
+	umem->addr = offset;
+	umem->length = length;
+	umem->writable = true;
+	umem->npages = (PAGE_ALIGN(end) - (offset & PAGE_MASK)) >> PAGE_SHIFT;
+	if (sxrc_max_mr_pages &&
+	    atomic64_read(&dev->mr_pages) + umem->npages > sxrc_max_mr_pages) {
+		dev_warn_ratelimited(dev->misc.this_device,
+				     "MR page limit reached (%lu): raise the module parameter max_mr_pages\n",
+				     sxrc_max_mr_pages);
+		goto err_free;
+	}
+
+	ret = dma_buf_vmap_unlocked(dmabuf, &umem->map);
+	if (ret)
+		goto err_free;
+	/* I/O memory wants memcpy_toio() and no atomics: not for the engine. */
+	ret = -EOPNOTSUPP;
+	if (umem->map.is_iomem || !umem->map.vaddr)
+		goto err_vunmap;
+	umem->dmabuf = dmabuf;
+	umem->kaddr = umem->map.vaddr + (offset & PAGE_MASK);
+	atomic64_add(umem->npages, &dev->mr_pages);
+	trace_sxrc_mr_pin(umem);
+	return umem;
+
+err_vunmap:
+	dma_buf_vunmap_unlocked(dmabuf, &umem->map);
+err_free:
+	kfree(umem);
+err_put:
+	dma_buf_put(dmabuf);
+	return ERR_PTR(ret);
+}
+
 /* ------------------------------------------------------------------ */
 
 static int sxrc_check_access(u32 access)
@@ -287,28 +363,19 @@ static const struct sxrc_obj_ops sxrc_mr_ops = {
 	.release = sxrc_mr_release,
 };
 
-int sxrc_mr_reg(struct sxrc_call *call)
+/*
+ * Make an MR of @umem in the PD @pd_obj and publish it.  Takes over the
+ * umem's reference and drops the PD's.
+ */
+static int sxrc_mr_create(struct sxrc_call *call, struct sxrc_obj *pd_obj,
+			  u32 access, u64 iova, u64 user_cookie,
+			  struct sxrc_umem *umem)
 {
-	const struct sxrc_reg_mr_in *in = call->in;
 	struct sxrc_reg_mr_out *out = call->out;
 	struct sxrc_dev *dev = call->ctx->dev;
-	struct sxrc_obj *pd_obj;
 	struct sxrc_mr *mr;
 	u32 index;
 	int ret;
-
-	ret = sxrc_check_access(in->access);
-	if (ret)
-		return ret;
-	ret = sxrc_check_range(in->addr, in->length);
-	if (ret)
-		return ret;
-	if (in->iova + in->length < in->iova)
-		return -EINVAL;
-
-	pd_obj = sxrc_obj_get(call->ctx, in->pd_handle, SXRC_TYPE_PD);
-	if (IS_ERR(pd_obj))
-		return PTR_ERR(pd_obj);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr) {
@@ -317,25 +384,20 @@ int sxrc_mr_reg(struct sxrc_call *call)
 	}
 	mutex_init(&mr->rereg_mutex);
 	spin_lock_init(&mr->lock);
-	mr->access = in->access;
-	mr->iova = in->iova;
-	mr->umem = sxrc_umem_get(dev, in->addr, in->length,
-				 in->access & SXRC_ACCESS_LOCAL_WRITE);
-	if (IS_ERR(mr->umem)) {
-		ret = PTR_ERR(mr->umem);
-		goto err_free;
-	}
+	mr->access = access;
+	mr->iova = iova;
+	mr->umem = umem;
 
 	/* Reserve the index; the MR becomes reachable by key below. */
 	ret = xa_alloc_cyclic(&dev->mrs, &index, NULL,
 			      XA_LIMIT(1, SXRC_MR_INDEX_MAX), &dev->mr_next,
 			      GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
-		goto err_umem;
+		goto err_free;
 	mr->key = index << 8 | get_random_u8();
 
 	ret = sxrc_obj_init(call, &mr->obj, SXRC_TYPE_MR, &sxrc_mr_ops,
-			    in->user_cookie);
+			    user_cookie);
 	if (ret)
 		goto err_index;
 
@@ -351,13 +413,75 @@ int sxrc_mr_reg(struct sxrc_call *call)
 
 err_index:
 	xa_erase(&dev->mrs, index);
-err_umem:
-	sxrc_umem_put(mr->umem);
 err_free:
 	kfree(mr);
 err_put_pd:
 	sxrc_obj_put(pd_obj);
+	sxrc_umem_put(umem);
 	return ret == -EBUSY ? -ENOMEM : ret;
+}
+
+int sxrc_mr_reg(struct sxrc_call *call)
+{
+	const struct sxrc_reg_mr_in *in = call->in;
+	struct sxrc_obj *pd_obj;
+	struct sxrc_umem *umem;
+	int ret;
+
+	ret = sxrc_check_access(in->access);
+	if (ret)
+		return ret;
+	ret = sxrc_check_range(in->addr, in->length);
+	if (ret)
+		return ret;
+	if (in->iova + in->length < in->iova)
+		return -EINVAL;
+
+	pd_obj = sxrc_obj_get(call->ctx, in->pd_handle, SXRC_TYPE_PD);
+	if (IS_ERR(pd_obj))
+		return PTR_ERR(pd_obj);
+	umem = sxrc_umem_get(call->ctx->dev, in->addr, in->length,
+			     in->access & SXRC_ACCESS_LOCAL_WRITE);
+	if (IS_ERR(umem)) {
+		sxrc_obj_put(pd_obj);
+		return PTR_ERR(umem);
+	}
+	return sxrc_mr_create(call, pd_obj, in->access, in->iova,
+			      in->user_cookie, umem);
+}
+
+int sxrc_mr_reg_dmabuf(struct sxrc_call *call)
+{
+	const struct sxrc_reg_dmabuf_mr_in *in = call->in;
+	struct sxrc_obj *pd_obj;
+	struct sxrc_umem *umem;
+	int ret;
+
+	if (in->reserved)
+		return -EINVAL;
+	ret = sxrc_check_access(in->access);
+	if (ret)
+		return ret;
+	if (!in->length || in->length > SXRC_MAX_MR_SIZE ||
+	    in->iova + in->length < in->iova)
+		return -EINVAL;
+	/* As the RDMA core: the iova keeps the offset's place in its page. */
+	if (offset_in_page(in->offset ^ in->iova))
+		return -EINVAL;
+	if (in->fd > INT_MAX)
+		return -EBADF;
+
+	pd_obj = sxrc_obj_get(call->ctx, in->pd_handle, SXRC_TYPE_PD);
+	if (IS_ERR(pd_obj))
+		return PTR_ERR(pd_obj);
+	umem = sxrc_umem_get_dmabuf(call->ctx->dev, in->fd, in->offset,
+				    in->length);
+	if (IS_ERR(umem)) {
+		sxrc_obj_put(pd_obj);
+		return PTR_ERR(umem);
+	}
+	return sxrc_mr_create(call, pd_obj, in->access, in->iova,
+			      in->user_cookie, umem);
 }
 
 int sxrc_mr_dereg(struct sxrc_call *call)
@@ -420,6 +544,10 @@ int sxrc_mr_rereg(struct sxrc_call *call)
 	/* IBTA: a region with windows bound keeps its attributes. */
 	ret = -EBUSY;
 	if (READ_ONCE(mr->nmw))
+		goto out_put;
+	/* A dma-buf region has no user range to move to. */
+	ret = -EOPNOTSUPP;
+	if ((in->flags & SXRC_REREG_TRANSLATION) && mr->umem->dmabuf)
 		goto out_put;
 
 	access = in->flags & SXRC_REREG_ACCESS ? in->access : mr->access;

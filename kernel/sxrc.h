@@ -7,6 +7,7 @@
 
 #include <linux/atomic.h>
 #include <linux/hashtable.h>
+#include <linux/iosys-map.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/miscdevice.h>
@@ -341,18 +342,24 @@ struct sxrc_page_run {
 #define SXRC_RUNS_PER_BLOCK	(PAGE_SIZE / sizeof(struct sxrc_page_run))
 
 /**
- * struct sxrc_umem - user memory pinned for an MR
+ * struct sxrc_umem - the memory of an MR: user pages pinned, or a dma-buf
+ *	mapped into the kernel
  * @ref: the MR holds one reference, a copy in progress another
  * @users: copies in progress (each also holds a reference): taken only
  *	under the MR's lock while the MR still points here, so once the MR
  *	let go of the umem (dereg, rereg) or was invalidated, the count
  *	only falls, and sxrc_umem_quiesce() waits for it to reach zero
- * @owner_mm: the mm charged for the pin (mmgrab'ed)
+ * @owner_mm: the mm charged for the pin (mmgrab'ed); NULL for a dma-buf
  * @dev: the device counting the pages
- * @addr: user address of the first byte
+ * @addr: user address of the first byte, or its offset in the dma-buf
  * @length: bytes
- * @npages: pages pinned and charged
- * @writable: pinned with FOLL_WRITE; pages are dirtied on unpin
+ * @npages: pages pinned and charged, or pages of the dma-buf covered
+ * @writable: pinned with FOLL_WRITE; pages are dirtied on unpin (a
+ *	dma-buf is always writable)
+ * @dmabuf: the dma-buf (a reference), or NULL for user pages
+ * @map: the dma-buf's kernel mapping (dma_buf_vmap())
+ * @kaddr: kernel address of the page-aligned start of a dma-buf region:
+ *	copies go through it, not through @blocks (which stay empty)
  * @nruns: runs in use
  * @nblocks: blocks allocated
  * @max_blocks: entries of @blocks
@@ -368,6 +375,9 @@ struct sxrc_umem {
 	u64 length;
 	unsigned long npages;
 	bool writable;
+	struct dma_buf *dmabuf;
+	struct iosys_map map;
+	void *kaddr;
 	unsigned long nruns;
 	unsigned long nblocks;
 	unsigned long max_blocks;
@@ -816,6 +826,7 @@ int sxrc_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* mr.c */
 int sxrc_mr_reg(struct sxrc_call *call);
+int sxrc_mr_reg_dmabuf(struct sxrc_call *call);
 int sxrc_mr_dereg(struct sxrc_call *call);
 int sxrc_mr_rereg(struct sxrc_call *call);
 int sxrc_mr_query(struct sxrc_call *call);

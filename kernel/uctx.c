@@ -506,6 +506,7 @@ static_assert(SXRC_SIZE_OK(struct sxrc_reg_mr_out));
 static_assert(SXRC_SIZE_OK(struct sxrc_rereg_mr_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_query_mr_out));
 static_assert(sizeof(struct sxrc_query_mr_out) == 40);
+static_assert(SXRC_SIZE_OK(struct sxrc_reg_dmabuf_mr_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_create_cq_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_cq_ring_out));
 static_assert(SXRC_SIZE_OK(struct sxrc_resize_cq_in));
@@ -575,6 +576,9 @@ static const struct sxrc_method sxrc_mr_methods[] = {
 				      struct sxrc_reg_mr_out),
 	[SXRC_MR_QUERY] = SXRC_METHOD(sxrc_mr_query, struct sxrc_handle_in,
 				      struct sxrc_query_mr_out),
+	[SXRC_MR_REG_DMABUF] = SXRC_METHOD(sxrc_mr_reg_dmabuf,
+					   struct sxrc_reg_dmabuf_mr_in,
+					   struct sxrc_reg_mr_out),
 };
 
 static const struct sxrc_method sxrc_cq_methods[] = {

@@ -39,6 +39,7 @@
 #define FZ_MAXRINGS	48	/* mapped rings per thread */
 #define FZ_MAXCHAN	4
 #define FZ_BUFSZ	(256 * 1024)	/* MR memory per thread */
+#define FZ_DMABUF_SZ	(64 * 1024)	/* a udmabuf shared by the threads */
 #define FZ_IOBUF	8192
 #define FZ_DEADLINE_S	45
 #define PAGE		4096
@@ -500,6 +501,33 @@ static void gen_mr_reg(struct fz *t, struct fctx *c, struct call *k)
 	in->user_cookie = rnd64(&t->r);
 }
 
+/* The udmabuf (or -1), then fds that are no dma-buf or no file at all. */
+static int g_dmabuf = -1;
+
+static void gen_mr_reg_dmabuf(struct fz *t, struct fctx *c, struct call *k)
+{
+	struct sxrc_reg_dmabuf_mr_in *in = (void *)t->in;
+	uint64_t off = rnd(&t->r, FZ_DMABUF_SZ / 64) * 64;
+
+	in->length = 1 + rnd(&t->r, FZ_DMABUF_SZ);
+	if (off + in->length > FZ_DMABUF_SZ && pct(&t->r, 90))
+		in->length = FZ_DMABUF_SZ - off;
+	in->offset = pct(&t->r, 95) ? off : rnd64(&t->r);
+	in->iova = (rnd64(&t->r) & ~0xfffULL) | (off & 0xfff);
+	if (pct(&t->r, 5))
+		in->iova = rnd64(&t->r);
+	in->pd_handle = pick_handle(t, c, K_PD);
+	in->access = gen_access(t);
+	in->user_cookie = rnd64(&t->r);
+	switch (rnd(&t->r, 10)) {
+	case 0: in->fd = c->fd; break;
+	case 1: in->fd = 1000 + rnd(&t->r, 9); break;
+	case 2: in->fd = (uint32_t)rnd64(&t->r); break;
+	default: in->fd = g_dmabuf; break;
+	}
+	in->reserved = pct(&t->r, 3) ? (uint32_t)rnd64(&t->r) : 0;
+}
+
 static void gen_mr_rereg(struct fz *t, struct fctx *c, struct call *k)
 {
 	struct sxrc_rereg_mr_in *in = (void *)t->in;
@@ -899,6 +927,11 @@ static void done_mr(struct fz *t, struct fctx *c, struct call *k)
 
 		o->iova = in->iova;
 		o->len = in->length;
+	} else if (k->meth == SXRC_MR_REG_DMABUF) {
+		const struct sxrc_reg_dmabuf_mr_in *in = (void *)t->in;
+
+		o->iova = in->iova;
+		o->len = in->length;
 	} else {
 		const struct sxrc_rereg_mr_in *in = (void *)t->in;
 
@@ -1066,6 +1099,8 @@ static const struct method methods[] = {
 	  SZ(sxrc_reg_mr_out), 4, gen_mr_rereg, done_mr),
 	M(SXRC_OBJ_MR, SXRC_MR_QUERY, SZ(sxrc_handle_in),
 	  SZ(sxrc_query_mr_out), 2, gen_mr_query, NULL),
+	M(SXRC_OBJ_MR, SXRC_MR_REG_DMABUF, SZ(sxrc_reg_dmabuf_mr_in),
+	  SZ(sxrc_reg_mr_out), 4, gen_mr_reg_dmabuf, done_mr),
 	M(SXRC_OBJ_CQ, SXRC_CQ_CREATE, SZ(sxrc_create_cq_in),
 	  SZ(sxrc_cq_ring_out), 7, gen_cq_create, done_cq),
 	M(SXRC_OBJ_CQ, SXRC_CQ_DESTROY, SZ(sxrc_handle_in),
@@ -1921,6 +1956,7 @@ FIXTURE_TEARDOWN(fuzz)
 TEST_F_TIMEOUT(fuzz, run, 3600)
 {
 	char xrcd_path[64];
+	int dmabuf_memfd = -1;
 	long before[NATTRS], after;
 	const char *s;
 	long violations = 0;
@@ -1963,6 +1999,10 @@ TEST_F_TIMEOUT(fuzz, run, 3600)
 	g_xrcd_file = open(xrcd_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	ASSERT_LE(0, g_xrcd_file);
 	unlink(xrcd_path);
+	/* No udmabuf (6.1): the method still meets bad fds. */
+	g_dmabuf = sxrc_udmabuf(FZ_DMABUF_SZ, &dmabuf_memfd);
+	printf("# sxrc_fuzz: %s\n", g_dmabuf >= 0 ?
+	       "dma-buf MRs over a udmabuf" : "no udmabuf: dma-buf MRs fail");
 
 	clock_gettime(CLOCK_MONOTONIC, &g_start);
 	for (j = 0; j < FZ_THREADS; j++) {
@@ -1994,6 +2034,10 @@ TEST_F_TIMEOUT(fuzz, run, 3600)
 		violations += g_fz[j].violations;
 	}
 	close(g_xrcd_file);
+	if (g_dmabuf >= 0) {
+		close(g_dmabuf);
+		close(dmabuf_memfd);
+	}
 
 	printf("# sxrc_fuzz: %.1f s, %s\n", elapsed(),
 	       g_stop ? "STOPPED at the deadline" : "all calls done");

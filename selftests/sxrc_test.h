@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/udmabuf.h>
+
 #include <rdma/softxrc-abi.h>
 
 #define SXRC_DEV	"/dev/infiniband/softxrc0"
@@ -123,5 +125,39 @@ static inline void *sxrc_bad_ptr(void)
 }
 
 #define SXRC_BAD_PTR	sxrc_bad_ptr()
+
+/*
+ * A udmabuf of @size bytes over a sealed memfd: returns the dma-buf fd
+ * (and the memfd in *@memfd), or -errno; -ENOENT when the kernel has no
+ * /dev/udmabuf (CONFIG_UDMABUF).
+ */
+static inline int sxrc_udmabuf(size_t size, int *memfd)
+{
+	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC,
+				    .size = size };
+	int dev, mfd, fd, err;
+
+	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -errno;
+	mfd = memfd_create("sxrc_udmabuf", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (mfd < 0 || ftruncate(mfd, size) ||
+	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
+		err = -errno;
+		goto out;
+	}
+	c.memfd = mfd;
+	fd = ioctl(dev, UDMABUF_CREATE, &c);
+	err = fd < 0 ? -errno : fd;
+out:
+	close(dev);
+	if (err < 0) {
+		if (mfd >= 0)
+			close(mfd);
+	} else {
+		*memfd = mfd;
+	}
+	return err;
+}
 
 #endif /* SXRC_TEST_H */

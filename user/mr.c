@@ -92,6 +92,56 @@ SXRC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 	return &mr->ibmr;
 }
 
+/*
+ * The region is [offset, offset + length) of the dma-buf @fd, which may
+ * be closed afterwards: the module holds its own reference.  As in
+ * rdma-core, the MR's addr is the offset.
+ */
+SXRC_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd,
+					     uint64_t offset, size_t length,
+					     uint64_t iova, int fd, int access)
+{
+	struct sxrc_reg_dmabuf_mr_in in = {
+		.offset = offset,
+		.length = length,
+		.iova = iova,
+		.access = access & ~IBV_ACCESS_OPTIONAL_RANGE,
+		.fd = fd,
+	};
+	struct sxrc_reg_mr_out out;
+	struct sxrc_mr *mr;
+	int ret;
+
+	if (!pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (fd < 0) {
+		errno = EBADF;
+		return NULL;
+	}
+	in.pd_handle = to_sxrc_pd(pd)->handle;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+	in.user_cookie = (uintptr_t)&mr->ibmr;
+	ret = sxrc_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_REG_DMABUF,
+			  &in, sizeof(in), &out, sizeof(out));
+	if (ret) {
+		free(mr);
+		errno = ret;
+		return NULL;
+	}
+	mr->ibmr.context = pd->context;
+	mr->ibmr.pd = pd;
+	mr->ibmr.addr = (void *)(uintptr_t)offset;
+	mr->ibmr.length = length;
+	mr->ibmr.handle = out.handle;
+	mr->ibmr.lkey = out.lkey;
+	mr->ibmr.rkey = out.rkey;
+	return &mr->ibmr;
+}
+
 #undef ibv_reg_mr
 SXRC_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr,
 				      size_t length, int access)

@@ -22,16 +22,6 @@ SXRC_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp,
 	return 0;
 }
 
-/* Not planned: hardware features a software device does not have. */
-SXRC_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd,
-					     uint64_t offset, size_t length,
-					     uint64_t iova, int fd, int access)
-{
-	(void)pd; (void)offset; (void)length; (void)iova; (void)fd;
-	(void)access;
-	SXRC_NULL_EOPNOTSUPP();
-}
-
 SXRC_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
 					    struct ibv_ah_attr *attr,
 					    uint8_t eth_mac[ETHERNET_LL_SIZE],

@@ -161,17 +161,20 @@ enum sxrc_ctx_method {
  * @SXRC_FEATURE_CQE_TIMESTAMP: SXRC_CQ_CREATE_TIMESTAMP, CQEs that carry
  *	the time they were produced (struct sxrc_cqe_ts)
  * @SXRC_FEATURE_IMPORT: SXRC_IOCTL_IMPORT, SXRC_PD_QUERY, SXRC_MR_QUERY
+ * @SXRC_FEATURE_DMABUF_MR: SXRC_MR_REG_DMABUF, regions over a dma-buf
  */
 enum sxrc_features {
 	SXRC_FEATURE_ASYNC_EVENTS = 1 << 0,
 	SXRC_FEATURE_XRC = 1 << 1,
 	SXRC_FEATURE_CQE_TIMESTAMP = 1 << 2,
 	SXRC_FEATURE_IMPORT = 1 << 3,
+	SXRC_FEATURE_DMABUF_MR = 1 << 4,
 };
 
 #define SXRC_FEATURES_ALL	(SXRC_FEATURE_ASYNC_EVENTS | SXRC_FEATURE_XRC | \
 				 SXRC_FEATURE_CQE_TIMESTAMP |		\
-				 SXRC_FEATURE_IMPORT)
+				 SXRC_FEATURE_IMPORT |			\
+				 SXRC_FEATURE_DMABUF_MR)
 
 /**
  * struct sxrc_query_ctx_out - SXRC_CTX_QUERY output; the method has no
@@ -483,12 +486,23 @@ struct sxrc_handle_in {
  * Keys are (index << 8) | key byte; the index is allocated cyclically
  * and the key byte is random, so a stale or guessed key rarely names a
  * live region, and never one with rights it was not given.
+ *
+ * SXRC_MR_REG_DMABUF registers [offset, offset + length) of a dma-buf
+ * instead (SXRC_FEATURE_DMABUF_MR).  The module maps the whole buffer
+ * into the kernel with dma_buf_vmap() and copies through that mapping;
+ * it holds a reference on the dma-buf, so closing the fd afterwards
+ * changes nothing.  Nothing of the caller's address space is pinned,
+ * and nothing is charged to RLIMIT_MEMLOCK: the exporter owns the
+ * memory.  An exporter that cannot map the buffer for the CPU, or maps
+ * it as I/O memory, gets EOPNOTSUPP.  SXRC_MR_REREG may change such a
+ * region's PD and access, not its translation (EOPNOTSUPP).
  */
 enum sxrc_mr_method {
 	SXRC_MR_REG = 0,
 	SXRC_MR_DEREG = 1,
 	SXRC_MR_REREG = 2,
 	SXRC_MR_QUERY = 3,
+	SXRC_MR_REG_DMABUF = 4,
 };
 
 /* access bits: the values of enum ibv_access_flags */
@@ -527,7 +541,34 @@ struct sxrc_reg_mr_in {
 };
 
 /**
- * struct sxrc_reg_mr_out - output of SXRC_MR_REG and SXRC_MR_REREG
+ * struct sxrc_reg_dmabuf_mr_in - input of SXRC_MR_REG_DMABUF
+ * @offset: first byte of the region in the dma-buf
+ * @length: bytes, > 0; offset + length must not pass the buffer's end
+ *	(EINVAL)
+ * @iova: address the region has in work requests and for peers; its
+ *	offset in a page must be that of @offset (EINVAL), as the RDMA core
+ *	asks
+ * @pd_handle: the PD
+ * @access: SXRC_ACCESS_*, as for SXRC_MR_REG
+ * @user_cookie: opaque value for the library
+ * @fd: the dma-buf's file descriptor (EBADF if it is none, EINVAL if it
+ *	is not a dma-buf)
+ * @reserved: zero
+ */
+struct sxrc_reg_dmabuf_mr_in {
+	__aligned_u64 offset;
+	__aligned_u64 length;
+	__aligned_u64 iova;
+	__u32 pd_handle;
+	__u32 access;
+	__aligned_u64 user_cookie;
+	__u32 fd;
+	__u32 reserved;
+};
+
+/**
+ * struct sxrc_reg_mr_out - output of SXRC_MR_REG, SXRC_MR_REG_DMABUF and
+ *	SXRC_MR_REREG
  * @handle: the MR's handle
  * @lkey: local key
  * @rkey: remote key (equal to @lkey)
