@@ -25,9 +25,11 @@
  * rest to the QP's work item (on sxrc_wq); copies yield the CPU as they
  * go and stop when the poster is killed or the QP destroyed.
  *
- * Locks, outermost first: qp->sq_mutex (the requester's send queue),
- * dev->mcast_lock (UD multicast), the responder's rq_lock or srq->lock,
- * mw->lock, mr->lock, qp->lock, cq->lock, channel->lock, ctx->ev_lock.
+ * Locks, outermost first, as Documentation/design.rst ("Locks") lists
+ * them: qp->sq_mutex (the requester's send queue), dev->mcast_lock (UD
+ * multicast), xrcd->lock (an XRC receive QP's registrations, for its
+ * events), the responder's rq_lock or srq->lock, mw->lock, mr->lock,
+ * qp->lock, cq->lock, channel->lock, ctx->ev_lock, dev->users_lock.
  * Nothing is held while a copy waits for others to leave an MR
  * (invalidation, unbinding a window).
  */
