@@ -59,11 +59,10 @@ static void sxrc_wq_reset(struct sxrc_wq *wq)
 	if (!wq->ring)
 		return;
 	hdr = sxrc_ring_hdr(wq->ring);
-	/* Same pairing as in sxrc_wq_flush(), without completing. */
-	wq->cons = smp_load_acquire(&hdr->prod);
+	/* As sxrc_wq_flush(), without completing. */
+	wq->cons = sxrc_ring_prod(wq->ring);
 	WRITE_ONCE(hdr->flags, 0);
-	/* Pairs with the library's load-acquire of cons. */
-	smp_store_release(&hdr->cons, wq->cons);
+	sxrc_ring_publish_cons(wq->ring, wq->cons);
 }
 
 /* ------------------------------------------------------------------
