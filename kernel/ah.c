@@ -67,11 +67,3 @@ out_put:
 	return ret;
 }
 
-int sxrc_ah_destroy(struct sxrc_call *call)
-{
-	const struct sxrc_handle_in *in = call->in;
-
-	if (in->reserved)
-		return -EINVAL;
-	return sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_AH, NULL);
-}

@@ -219,7 +219,8 @@ int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe)
 	bool notify = false, overrun = false;
 	struct sxrc_ring_hdr *hdr;
 	struct sxrc_cqe_ts *slot;
-	u32 cons, arm;
+	int used;
+	u32 arm;
 
 	spin_lock(&cq->lock);
 	if (cq->dead || cq->error) {
@@ -227,9 +228,8 @@ int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe)
 		return cq->dead ? -ENOENT : -ENOSPC;
 	}
 	hdr = sxrc_ring_hdr(cq->ring);
-	/* Pairs with the library's store-release of cons. */
-	cons = smp_load_acquire(&hdr->cons);
-	if (cq->prod - cons >= cq->ring->entries) {
+	used = sxrc_ring_count(cq->ring, cq->prod, sxrc_ring_cons(cq->ring));
+	if (used < 0 || used == cq->ring->entries) {
 		cq->error = true;
 		WRITE_ONCE(hdr->flags, SXRC_RING_ERROR);
 		overrun = true;
@@ -241,8 +241,7 @@ int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe)
 			slot->wallclock_ns = ktime_get_real_ns();
 		}
 		cq->prod++;
-		/* Pairs with the library's load-acquire of prod. */
-		smp_store_release(&hdr->prod, cq->prod);
+		sxrc_ring_publish_prod(cq->ring, cq->prod);
 		/*
 		 * Pairs with the library's full barrier between storing
 		 * arm and polling again: one of us sees the other.
@@ -390,7 +389,8 @@ int sxrc_cq_resize(struct sxrc_call *call)
 	struct sxrc_ring_hdr *hdr;
 	struct sxrc_obj *obj;
 	struct sxrc_cq *cq;
-	u32 entries, cons, n, i;
+	u32 entries, cons, i;
+	int n;
 	int ret;
 
 	ret = sxrc_cq_entries(in->cqe, &entries);
@@ -410,10 +410,9 @@ int sxrc_cq_resize(struct sxrc_call *call)
 	spin_lock(&cq->lock);
 	old = cq->ring;
 	hdr = sxrc_ring_hdr(old);
-	/* Pairs with the library's store-release of cons. */
-	cons = smp_load_acquire(&hdr->cons);
-	n = cq->prod - cons;
-	if (n > old->entries || n > entries) {
+	cons = sxrc_ring_cons(old);
+	n = sxrc_ring_count(old, cq->prod, cons);
+	if (n < 0 || (u32)n > entries) {
 		/* Corrupt index, or more queued than the new size holds. */
 		spin_unlock(&cq->lock);
 		sxrc_ring_unmap(call->ctx, ring);

@@ -25,9 +25,11 @@
  * rest to the QP's work item (on sxrc_wq); copies yield the CPU as they
  * go and stop when the poster is killed or the QP destroyed.
  *
- * Locks, outermost first: qp->sq_mutex (the requester's send queue),
- * dev->mcast_lock (UD multicast), the responder's rq_lock or srq->lock,
- * mw->lock, mr->lock, qp->lock, cq->lock, channel->lock, ctx->ev_lock.
+ * Locks, outermost first, as Documentation/design.rst ("Locks") lists
+ * them: qp->sq_mutex (the requester's send queue), dev->mcast_lock (UD
+ * multicast), xrcd->lock (an XRC receive QP's registrations, for its
+ * events), the responder's rq_lock or srq->lock, mw->lock, mr->lock,
+ * qp->lock, cq->lock, channel->lock, ctx->ev_lock, dev->users_lock.
  * Nothing is held while a copy waits for others to leave an MR
  * (invalidation, unbinding a window).
  */
@@ -533,15 +535,12 @@ static u32 sxrc_wc_opcode(u32 wr_opcode)
 static void sxrc_wq_flush(struct sxrc_qp *qp, struct sxrc_wq *wq,
 			  struct sxrc_cq *cq, bool send)
 {
-	struct sxrc_ring_hdr *hdr;
 	u32 prod;
 
 	if (!wq->ring)
 		return;
-	hdr = sxrc_ring_hdr(wq->ring);
-	/* Pairs with the library's store-release of prod. */
-	prod = smp_load_acquire(&hdr->prod);
-	if (prod - wq->cons > wq->ring->entries)
+	prod = sxrc_ring_prod(wq->ring);
+	if (sxrc_ring_count(wq->ring, prod, wq->cons) < 0)
 		wq->cons = prod;	/* corrupt: nothing sane to complete */
 
 	for (; wq->cons != prod; wq->cons++) {
@@ -564,8 +563,7 @@ static void sxrc_wq_flush(struct sxrc_qp *qp, struct sxrc_wq *wq,
 		}
 		sxrc_cq_post(cq, &cqe);
 	}
-	/* Pairs with the library's load-acquire of cons. */
-	smp_store_release(&hdr->cons, wq->cons);
+	sxrc_ring_publish_cons(wq->ring, wq->cons);
 }
 
 /* Flush the receive queue of a QP in the error state. */
@@ -665,20 +663,19 @@ static enum sxrc_pop sxrc_recv_pop(struct sxrc_qp *dest,
 	struct sxrc_wq *wq = srq ? &srq->wq : &dest->rq;
 	spinlock_t *lock = srq ? &srq->lock : &dest->rq_lock;
 	enum sxrc_pop ret = SXRC_POP_OK;
-	struct sxrc_ring_hdr *hdr;
 	bool limit_hit = false;
 	u32 prod, n;
+	int pending;
 	void *slot;
 
 	spin_lock(lock);
-	hdr = sxrc_ring_hdr(wq->ring);
-	/* Pairs with the library's store-release of prod. */
-	prod = smp_load_acquire(&hdr->prod);
-	if (prod == wq->cons) {
+	prod = sxrc_ring_prod(wq->ring);
+	pending = sxrc_ring_count(wq->ring, prod, wq->cons);
+	if (!pending) {
 		ret = SXRC_POP_EMPTY;
 		goto out;
 	}
-	if (prod - wq->cons > wq->ring->entries) {
+	if (pending < 0) {
 		ret = SXRC_POP_CORRUPT;
 		goto out;
 	}
@@ -692,8 +689,7 @@ static enum sxrc_pop sxrc_recv_pop(struct sxrc_qp *dest,
 		s->rwqe.num_sge = n;
 	}
 	wq->cons++;
-	/* The slot is read: pairs with the library's load-acquire. */
-	smp_store_release(&hdr->cons, wq->cons);
+	sxrc_ring_publish_cons(wq->ring, wq->cons);
 	if (srq && srq->limit && prod - wq->cons < srq->limit) {
 		srq->limit = 0;
 		limit_hit = true;
@@ -1645,16 +1641,15 @@ void sxrc_qp_engine_ready(struct sxrc_qp *qp)
 static void sxrc_sq_process(struct sxrc_qp *qp)
 {
 	struct sxrc_ring *ring = qp->sq.ring;
-	struct sxrc_ring_hdr *hdr;
 	struct sxrc_scratch *s = qp->scratch;
 	struct sxrc_result res;
-	u32 prod, state, wqes = 0;
+	u32 state, wqes = 0;
+	int pending;
 	u64 bytes = 0;
 
 	lockdep_assert_held(&qp->sq_mutex);
 	if (!ring)
 		return;		/* an XRC receive QP sends nothing */
-	hdr = sxrc_ring_hdr(ring);
 	for (;;) {
 		enum sxrc_outcome out;
 		bool signaled;
@@ -1666,11 +1661,10 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 		}
 		if (state != SXRC_QPS_RTS || qp->stalled)
 			break;
-		/* Pairs with the library's store-release of prod. */
-		prod = smp_load_acquire(&hdr->prod);
-		if (prod == qp->sq.cons)
+		pending = sxrc_ring_count(ring, sxrc_ring_prod(ring), qp->sq.cons);
+		if (!pending)
 			break;
-		if (prod - qp->sq.cons > ring->entries) {
+		if (pending < 0) {
 			/* A corrupt ring fails this QP, nothing else. */
 			if (sxrc_qp_set_error(qp))
 				sxrc_obj_event(&qp->obj, SXRC_EVENT_QP_FATAL);
@@ -1740,8 +1734,7 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 			sxrc_cq_post(qp->send_cq, &cqe);
 		}
 		qp->sq.cons++;
-		/* The slot is done: pairs with the library's load-acquire. */
-		smp_store_release(&hdr->cons, qp->sq.cons);
+		sxrc_ring_publish_cons(ring, qp->sq.cons);
 		sxrc_reset_retries(qp);
 		if (res.status != SXRC_WC_SUCCESS) {
 			sxrc_qp_set_error(qp);

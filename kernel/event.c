@@ -100,15 +100,11 @@ void sxrc_dev_event(struct sxrc_dev *dev, u32 event_type, u32 port_num)
 	spin_unlock(&dev->lock);
 }
 
-/*
- * Tell the owner of @obj about it; an XRC receive QP has no single
- * owner: every context registered with it hears.  May sleep.
- */
+/* Tell the owner of @obj about it, or whom its class says.  May sleep. */
 void sxrc_obj_event(struct sxrc_obj *obj, u32 event_type)
 {
-	if (obj->type == SXRC_TYPE_QP &&
-	    to_sxrc_qp(obj)->type == SXRC_QPT_XRC_RECV) {
-		sxrc_xrc_qp_event(to_sxrc_qp(obj), event_type);
+	if (obj->ops->event) {
+		obj->ops->event(obj, event_type);
 		return;
 	}
 	sxrc_queue_event(obj->ctx, event_type, SXRC_ELEMENT_OBJECT,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * softxrc: module entry points, devices and object limits.
+ * softxrc: module entry points and devices.
  */
 #include <linux/debugfs.h>
 #include <linux/module.h>
@@ -14,141 +14,19 @@ static unsigned int num_devices = 1;
 module_param(num_devices, uint, 0444);
 MODULE_PARM_DESC(num_devices, "softxrc devices to create (1-8, default 1)");
 
-/*
- * Per-device limits.  Writable at run time (root): a new limit applies to
- * the next creation, and lowering one below the live count destroys
- * nothing.  SXRC_DEVICE_QUERY reports them as they are at the call.
- */
-unsigned int sxrc_max_pd = 1U << 18;
-module_param_named(max_pd, sxrc_max_pd, uint, 0644);
-MODULE_PARM_DESC(max_pd, "protection domains per device");
-
-unsigned int sxrc_max_mr = 1U << 20;
-module_param_named(max_mr, sxrc_max_mr, uint, 0644);
-MODULE_PARM_DESC(max_mr, "memory regions per device");
-
-unsigned int sxrc_max_cq = 1U << 18;
-module_param_named(max_cq, sxrc_max_cq, uint, 0644);
-MODULE_PARM_DESC(max_cq, "completion queues per device");
-
-unsigned int sxrc_max_qp = 1U << 18;
-module_param_named(max_qp, sxrc_max_qp, uint, 0644);
-MODULE_PARM_DESC(max_qp, "queue pairs per device (256 processes x 1024)");
-
-unsigned int sxrc_max_srq = 1U << 18;
-module_param_named(max_srq, sxrc_max_srq, uint, 0644);
-MODULE_PARM_DESC(max_srq, "shared receive queues per device");
-
-unsigned int sxrc_max_ah = 1U << 20;
-module_param_named(max_ah, sxrc_max_ah, uint, 0644);
-MODULE_PARM_DESC(max_ah, "address handles per device");
-
+/* Pages, not objects: bounds what all MRs of a device may pin. */
 unsigned long sxrc_max_mr_pages;
 module_param_named(max_mr_pages, sxrc_max_mr_pages, ulong, 0444);
 MODULE_PARM_DESC(max_mr_pages,
 		 "pages all MRs of a device may pin (0: bounded by RLIMIT_MEMLOCK only)");
 
-unsigned int sxrc_max_mw = 1U << 20;
-module_param_named(max_mw, sxrc_max_mw, uint, 0644);
-MODULE_PARM_DESC(max_mw, "memory windows per device");
-
+/* Domains, not the per-context opens of them that SXRC_TYPE_XRCD counts. */
 unsigned int sxrc_max_xrcd = 1U << 16;
 module_param_named(max_xrcd, sxrc_max_xrcd, uint, 0644);
 MODULE_PARM_DESC(max_xrcd, "XRC domains per device");
 
-/*
- * Per-user limits: a quarter of each per-device default, so that one user
- * cannot take a whole device.  Writable at run time (root): a new limit
- * applies to the next creation.  0: no per-user limit.
- */
-#define SXRC_PER_USER \
-	" per user and device (0: no limit; not enforced on CAP_SYS_RESOURCE)"
-
-static unsigned int sxrc_max_pd_per_user = 1U << 16;
-module_param_named(max_pd_per_user, sxrc_max_pd_per_user, uint, 0644);
-MODULE_PARM_DESC(max_pd_per_user, "protection domains" SXRC_PER_USER);
-
-static unsigned int sxrc_max_mr_per_user = 1U << 18;
-module_param_named(max_mr_per_user, sxrc_max_mr_per_user, uint, 0644);
-MODULE_PARM_DESC(max_mr_per_user, "memory regions" SXRC_PER_USER);
-
-static unsigned int sxrc_max_cq_per_user = 1U << 16;
-module_param_named(max_cq_per_user, sxrc_max_cq_per_user, uint, 0644);
-MODULE_PARM_DESC(max_cq_per_user, "completion queues" SXRC_PER_USER);
-
-static unsigned int sxrc_max_qp_per_user = 1U << 16;
-module_param_named(max_qp_per_user, sxrc_max_qp_per_user, uint, 0644);
-MODULE_PARM_DESC(max_qp_per_user, "queue pairs" SXRC_PER_USER);
-
-static unsigned int sxrc_max_srq_per_user = 1U << 16;
-module_param_named(max_srq_per_user, sxrc_max_srq_per_user, uint, 0644);
-MODULE_PARM_DESC(max_srq_per_user, "shared receive queues" SXRC_PER_USER);
-
-static unsigned int sxrc_max_ah_per_user = 1U << 18;
-module_param_named(max_ah_per_user, sxrc_max_ah_per_user, uint, 0644);
-MODULE_PARM_DESC(max_ah_per_user, "address handles" SXRC_PER_USER);
-
-static unsigned int sxrc_max_mw_per_user = 1U << 18;
-module_param_named(max_mw_per_user, sxrc_max_mw_per_user, uint, 0644);
-MODULE_PARM_DESC(max_mw_per_user, "memory windows" SXRC_PER_USER);
-
-static unsigned int sxrc_max_xrcd_per_user = 1U << 14;
-module_param_named(max_xrcd_per_user, sxrc_max_xrcd_per_user, uint, 0644);
-MODULE_PARM_DESC(max_xrcd_per_user, "XRC domain opens" SXRC_PER_USER);
-
 static struct sxrc_dev *sxrc_devs[SXRC_MAX_DEVICES];
 static struct dentry *sxrc_debugfs;
-
-u32 sxrc_type_limit(enum sxrc_obj_type type)
-{
-	switch (type) {
-	case SXRC_TYPE_PD:
-		return READ_ONCE(sxrc_max_pd);
-	case SXRC_TYPE_MR:
-		return min(READ_ONCE(sxrc_max_mr), SXRC_MR_INDEX_MAX);
-	case SXRC_TYPE_CQ:
-		return READ_ONCE(sxrc_max_cq);
-	case SXRC_TYPE_QP:
-		return min(READ_ONCE(sxrc_max_qp), SXRC_QPN_MAX - 1);
-	case SXRC_TYPE_SRQ:
-		return min(READ_ONCE(sxrc_max_srq), SXRC_QPN_MAX);
-	case SXRC_TYPE_AH:
-		return READ_ONCE(sxrc_max_ah);
-	case SXRC_TYPE_MW:
-		return min(READ_ONCE(sxrc_max_mw), SXRC_MR_INDEX_MAX);
-	case SXRC_TYPE_XRCD:
-	case SXRC_TYPE_XRC_REG:
-		/* Bounded by the domains and QPs they name. */
-		return U32_MAX;
-	default:
-		return 0;
-	}
-}
-
-/* The per-user limit of @type now; 0: none. */
-u32 sxrc_type_user_limit(enum sxrc_obj_type type)
-{
-	switch (type) {
-	case SXRC_TYPE_PD:
-		return READ_ONCE(sxrc_max_pd_per_user);
-	case SXRC_TYPE_MR:
-		return READ_ONCE(sxrc_max_mr_per_user);
-	case SXRC_TYPE_CQ:
-		return READ_ONCE(sxrc_max_cq_per_user);
-	case SXRC_TYPE_QP:
-		return READ_ONCE(sxrc_max_qp_per_user);
-	case SXRC_TYPE_SRQ:
-		return READ_ONCE(sxrc_max_srq_per_user);
-	case SXRC_TYPE_AH:
-		return READ_ONCE(sxrc_max_ah_per_user);
-	case SXRC_TYPE_XRCD:
-		return READ_ONCE(sxrc_max_xrcd_per_user);
-	case SXRC_TYPE_MW:
-		return READ_ONCE(sxrc_max_mw_per_user);
-	default:
-		return 0;
-	}
-}
 
 /* Caller holds dev->users_lock. */
 static struct sxrc_user *sxrc_user_find(struct sxrc_dev *dev, kuid_t uid)
@@ -231,7 +109,7 @@ static int sxrc_users_show(struct seq_file *m, void *unused)
 
 	seq_puts(m, "uid");
 	for (i = 0; i < SXRC_NUM_TYPES; i++)
-		seq_printf(m, " %s", sxrc_type_name[i]);
+		seq_printf(m, " %s", sxrc_types[i].name);
 	seq_putc(m, '\n');
 	spin_lock(&dev->users_lock);
 	hash_for_each(dev->users, bkt, user, node) {

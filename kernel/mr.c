@@ -141,14 +141,14 @@ void sxrc_umem_put(struct sxrc_umem *umem)
 void sxrc_umem_use(struct sxrc_umem *umem)
 {
 	kref_get(&umem->ref);
-	atomic_inc(&umem->users);
+	atomic_inc(&umem->copies);
 }
 
 /* The copy is done: wake a deregistration waiting for the last one. */
 void sxrc_umem_unuse(struct sxrc_umem *umem)
 {
-	if (atomic_dec_and_test(&umem->users))
-		wake_up_var(&umem->users);
+	if (atomic_dec_and_test(&umem->copies))
+		wake_up_var(&umem->copies);
 	sxrc_umem_put(umem);
 }
 
@@ -159,7 +159,7 @@ void sxrc_umem_unuse(struct sxrc_umem *umem)
  */
 void sxrc_umem_quiesce(struct sxrc_umem *umem)
 {
-	wait_var_event(&umem->users, !atomic_read(&umem->users));
+	wait_var_event(&umem->copies, !atomic_read(&umem->copies));
 }
 
 /* Pin [addr, addr + length) of the current process. */
@@ -482,15 +482,6 @@ int sxrc_mr_reg_dmabuf(struct sxrc_call *call)
 	}
 	return sxrc_mr_create(call, pd_obj, in->access, in->iova,
 			      in->user_cookie, umem);
-}
-
-int sxrc_mr_dereg(struct sxrc_call *call)
-{
-	const struct sxrc_handle_in *in = call->in;
-
-	if (in->reserved)
-		return -EINVAL;
-	return sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_MR, NULL);
 }
 
 int sxrc_mr_query(struct sxrc_call *call)

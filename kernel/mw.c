@@ -17,7 +17,7 @@
  * sxrc_mw_unbind_locked - unbind @mw, whose lock is held
  * @mw: the window
  * @b: receives what the binding held, for sxrc_mw_binding_release()
- *	once the lock is dropped; the MR's users count is dropped already
+ *	once the lock is dropped; the MR's dependents count is dropped already
  */
 void sxrc_mw_unbind_locked(struct sxrc_mw *mw, struct sxrc_mw_binding *b)
 {
@@ -144,11 +144,3 @@ err_put_pd:
 	return ret == -EBUSY ? -ENOMEM : ret;
 }
 
-int sxrc_mw_dealloc(struct sxrc_call *call)
-{
-	const struct sxrc_handle_in *in = call->in;
-
-	if (in->reserved)
-		return -EINVAL;
-	return sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_MW, NULL);
-}

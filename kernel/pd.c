@@ -40,15 +40,6 @@ int sxrc_pd_alloc(struct sxrc_call *call)
 	return 0;
 }
 
-int sxrc_pd_dealloc(struct sxrc_call *call)
-{
-	const struct sxrc_handle_in *in = call->in;
-
-	if (in->reserved)
-		return -EINVAL;
-	return sxrc_obj_destroy(call->ctx, in->handle, SXRC_TYPE_PD, NULL);
-}
-
 int sxrc_pd_query(struct sxrc_call *call)
 {
 	const struct sxrc_handle_in *in = call->in;

@@ -59,11 +59,10 @@ static void sxrc_wq_reset(struct sxrc_wq *wq)
 	if (!wq->ring)
 		return;
 	hdr = sxrc_ring_hdr(wq->ring);
-	/* Same pairing as in sxrc_wq_flush(), without completing. */
-	wq->cons = smp_load_acquire(&hdr->prod);
+	/* As sxrc_wq_flush(), without completing. */
+	wq->cons = sxrc_ring_prod(wq->ring);
 	WRITE_ONCE(hdr->flags, 0);
-	/* Pairs with the library's load-acquire of cons. */
-	smp_store_release(&hdr->cons, wq->cons);
+	sxrc_ring_publish_cons(wq->ring, wq->cons);
 }
 
 /* ------------------------------------------------------------------
@@ -104,7 +103,7 @@ static void sxrc_mcast_detach_all(struct sxrc_qp *qp)
 
 static bool sxrc_qp_busy(struct sxrc_obj *obj)
 {
-	/* Attach/detach hold a usage count, so this cannot change now. */
+	/* Attach/detach hold a call count, so this cannot change now. */
 	return READ_ONCE(to_sxrc_qp(obj)->mcast_count) != 0;
 }
 
@@ -165,6 +164,14 @@ static const struct sxrc_obj_ops sxrc_qp_ops = {
 	.release = sxrc_qp_release,
 };
 
+/* A receive QP's events go to every context registered with it. */
+static const struct sxrc_obj_ops sxrc_xrc_recv_qp_ops = {
+	.busy = sxrc_qp_busy,
+	.destroy = sxrc_qp_destroy_obj,
+	.release = sxrc_qp_release,
+	.event = sxrc_xrc_qp_event,
+};
+
 static int sxrc_qp_check_create(const struct sxrc_create_qp_in *in)
 {
 	switch (in->qp_type) {
@@ -211,7 +218,7 @@ static void sxrc_qp_put_deps(struct sxrc_obj *deps[4])
 			sxrc_obj_put(deps[i]);
 }
 
-/* Look up everything a new QP uses; on success each holds a usage. */
+/* Look up everything a new QP uses; on success each holds a call count. */
 static int sxrc_qp_get_deps(struct sxrc_ctx *ctx,
 			    const struct sxrc_create_qp_in *in,
 			    struct sxrc_obj *deps[4])
@@ -247,8 +254,10 @@ static int sxrc_qp_get_deps(struct sxrc_ctx *ctx,
 
 /*
  * An XRC receive QP belongs to its domain: no handle names it, the
- * caller gets a registration (its first).  If anything fails later,
- * dropping that registration tears the QP down again.
+ * caller gets a registration (its first).  The QP is published in the
+ * domain and by number only once that registration is made, the last
+ * step that can fail; a failed copy-out afterwards drops the
+ * registration, and the QP with it.
  */
 static int sxrc_qp_create_xrc_recv(struct sxrc_call *call)
 {
@@ -284,7 +293,8 @@ static int sxrc_qp_create_xrc_recv(struct sxrc_call *call)
 		kfree(qp);
 		goto out_put;
 	}
-	ret = sxrc_obj_init_shared(ctx, &qp->obj, SXRC_TYPE_QP, &sxrc_qp_ops);
+	ret = sxrc_obj_init_shared(ctx, &qp->obj, SXRC_TYPE_QP,
+				   &sxrc_xrc_recv_qp_ops);
 	if (ret) {
 		xa_erase(&dev->qps, qp->qpn);
 		kfree(qp);
@@ -292,22 +302,19 @@ static int sxrc_qp_create_xrc_recv(struct sxrc_call *call)
 	}
 	kref_get(&xopen->xrcd->ref);
 	qp->xrcd = xopen->xrcd;
-	mutex_lock(&qp->xrcd->lock);
-	list_add_tail(&qp->xrcd_entry, &qp->xrcd->qps);
-	mutex_unlock(&qp->xrcd->lock);
-	xa_store(&dev->qps, qp->qpn, qp, GFP_KERNEL_ACCOUNT);
 
-	ret = sxrc_xrc_reg_new(call, xopen, qp, in->user_cookie);
+	/* Joins the domain's list with its first registration. */
+	ret = sxrc_xrc_reg_new(call, xopen, qp, in->user_cookie, true);
 	if (ret) {
-		/* Unless someone registered meanwhile, the QP goes. */
-		if (sxrc_xrc_qp_leave(qp, NULL))
-			sxrc_obj_release_shared(&qp->obj);
+		/* Never published: no one else can have registered. */
+		sxrc_obj_release_shared(&qp->obj);
 		goto out_put;
 	}
 	/*
-	 * The QP's own reference goes when its last registration does;
-	 * each registration holds one more.
+	 * Nothing fails from here on.  The QP's own reference goes when its
+	 * last registration does; each registration holds one more.
 	 */
+	xa_store(&dev->qps, qp->qpn, qp, GFP_KERNEL_ACCOUNT);
 	out->handle = call->new_obj->handle;
 	out->qp_num = qp->qpn;
 out_put:

@@ -59,6 +59,22 @@ enum sxrc_obj_type {
 };
 
 /**
+ * struct sxrc_type_info - the facts of one object class (sxrc_types[])
+ * @name: as the module parameters and the resource view spell it
+ * @destroy_rank: a closing context destroys lower ranks first
+ * @limit: the per-device limit's module parameter; NULL: none
+ * @cap: the most the class's number space holds
+ * @user_limit: the per-user limit's module parameter; NULL: none
+ */
+struct sxrc_type_info {
+	const char *name;
+	u8 destroy_rank;
+	const unsigned int *limit;
+	u32 cap;
+	const unsigned int *user_limit;
+};
+
+/**
  * enum sxrc_stat - data path counters, kept per QP and per device
  * @SXRC_STAT_SEND_WQES: send WQEs completed successfully
  * @SXRC_STAT_SEND_BYTES: bytes they moved
@@ -177,20 +193,24 @@ struct sxrc_ctx;
 struct sxrc_obj;
 
 /**
- * struct sxrc_obj_ops - how an object class is torn down
+ * struct sxrc_obj_ops - how an object class is torn down and told of events
  * @busy: optional; true while an explicit destroy must fail with EBUSY
  *	for a reason other than dependent objects (a QP attached to a
  *	multicast group); a closing context destroys regardless
- * @destroy: undo the object's effects on others (drop the users count
+ * @destroy: undo the object's effects on others (drop the dependents count
  *	of what it uses, stop its work); called once, after the object left
  *	the handle table, by an explicit destroy, a failed create or the
  *	context's close; optional
  * @release: free the memory once the last reference is gone
+ * @event: optional; delivers an async event about the object when the
+ *	owner's queue is not where it goes (an XRC receive QP has no single
+ *	owner: every registration hears); may sleep
  */
 struct sxrc_obj_ops {
 	bool (*busy)(struct sxrc_obj *obj);
 	void (*destroy)(struct sxrc_obj *obj);
 	void (*release)(struct sxrc_obj *obj);
+	void (*event)(struct sxrc_obj *obj, u32 event_type);
 };
 
 /**
@@ -199,11 +219,11 @@ struct sxrc_obj_ops {
  * @ctx: owning context
  * @type: enum sxrc_obj_type
  * @handle: index in ctx->objects
- * @usage: lookups in progress (> 0) or being destroyed (-1); a destroy
- *	only proceeds from 0, so an object is never torn down under a
- *	caller that looked it up
- * @users: objects that use this one (MRs on a PD, QPs on a CQ...);
- *	raised only while holding a usage count, destroy fails with EBUSY
+ * @calls: calls that looked the object up and use it now (> 0), or
+ *	being destroyed (-1); a destroy only proceeds from 0, so an object
+ *	is never torn down under a caller that looked it up
+ * @dependents: objects that use this one (MRs on a PD, QPs on a CQ...);
+ *	raised only while holding a call count, destroy fails with EBUSY
  *	while it is not zero
  * @user_cookie: the library's value, echoed in async events
  * @async_events: async events about the object read by the library
@@ -217,8 +237,8 @@ struct sxrc_obj {
 	struct sxrc_ctx *ctx;
 	enum sxrc_obj_type type;
 	u32 handle;
-	atomic_t usage;
-	atomic_t users;
+	atomic_t calls;
+	atomic_t dependents;
 	u64 user_cookie;
 	atomic_t async_events;
 	bool dead;
@@ -326,6 +346,49 @@ static inline void *sxrc_ring_slot(struct sxrc_ring *ring, u32 index)
 	       (size_t)(index & (ring->entries - 1)) * ring->stride;
 }
 
+/*
+ * The two indices of a ring are free-running u32s, one per side.  Each
+ * side publishes its own with a store-release once the slots it covers
+ * are whole (producer) or read (consumer), and reads the other's with a
+ * load-acquire before it touches those slots.  Every pairing, here and in
+ * the library (user/sxrc.h, the same helpers), goes through these.  The
+ * producer is never more than a ring ahead of the consumer: the library
+ * writes one of the two indices, so a distance past the ring's size means
+ * a corrupt ring, which fails its own QP or CQ and nothing else.
+ */
+
+/* Consumer: the producer's index; the slots before it are whole. */
+static inline u32 sxrc_ring_prod(struct sxrc_ring *ring)
+{
+	/* Pairs with the producer's sxrc_(u)ring_publish_prod(). */
+	return smp_load_acquire(&sxrc_ring_hdr(ring)->prod);
+}
+
+/* Producer: the consumer's index; the slots before it may be reused. */
+static inline u32 sxrc_ring_cons(struct sxrc_ring *ring)
+{
+	/* Pairs with the consumer's sxrc_(u)ring_publish_cons(). */
+	return smp_load_acquire(&sxrc_ring_hdr(ring)->cons);
+}
+
+/* Entries from @cons to @prod, or -EIO if that is more than the ring. */
+static inline int sxrc_ring_count(struct sxrc_ring *ring, u32 prod, u32 cons)
+{
+	return prod - cons > ring->entries ? -EIO : (int)(prod - cons);
+}
+
+static inline void sxrc_ring_publish_prod(struct sxrc_ring *ring, u32 prod)
+{
+	/* The slots before @prod are whole: pairs with sxrc_(u)ring_prod(). */
+	smp_store_release(&sxrc_ring_hdr(ring)->prod, prod);
+}
+
+static inline void sxrc_ring_publish_cons(struct sxrc_ring *ring, u32 cons)
+{
+	/* The slots before @cons are read: pairs with sxrc_(u)ring_cons(). */
+	smp_store_release(&sxrc_ring_hdr(ring)->cons, cons);
+}
+
 /**
  * struct sxrc_page_run - pinned pages that are physically contiguous
  * @page: first page
@@ -345,7 +408,7 @@ struct sxrc_page_run {
  * struct sxrc_umem - the memory of an MR: user pages pinned, or a dma-buf
  *	mapped into the kernel
  * @ref: the MR holds one reference, a copy in progress another
- * @users: copies in progress (each also holds a reference): taken only
+ * @copies: copies in progress (each also holds a reference): taken only
  *	under the MR's lock while the MR still points here, so once the MR
  *	let go of the umem (dereg, rereg) or was invalidated, the count
  *	only falls, and sxrc_umem_quiesce() waits for it to reach zero
@@ -368,7 +431,7 @@ struct sxrc_page_run {
  */
 struct sxrc_umem {
 	struct kref ref;
-	atomic_t users;
+	atomic_t copies;
 	struct mm_struct *owner_mm;
 	struct sxrc_dev *dev;
 	u64 addr;
@@ -395,7 +458,7 @@ static inline struct sxrc_page_run *sxrc_umem_run(struct sxrc_umem *umem,
  * @obj: handle-table header
  * @rereg_mutex: serialises reregistrations of this MR
  * @lock: protects @pd, @access, @iova, @umem, @invalid and @nmw
- * @pd: its PD (holds a users count on it)
+ * @pd: its PD (holds a dependents count on it)
  * @key: lkey == rkey
  * @access: SXRC_ACCESS_*
  * @iova: address of the first byte in work requests
@@ -435,10 +498,10 @@ static inline struct sxrc_mr *to_sxrc_mr(struct sxrc_obj *obj)
  *	before the lock of the MR it is bound to, and held while an access
  *	through the window resolves its pages, so an unbind that has taken
  *	it sees every such access counted on the MR's pages
- * @pd: its PD (holds a users count on it)
+ * @pd: its PD (holds a dependents count on it)
  * @type: SXRC_MW_TYPE_*
  * @rkey: current key; its index (bits 31:8) never changes
- * @mr: the MR it is bound to (a users count and a reference), NULL
+ * @mr: the MR it is bound to (a dependents count and a reference), NULL
  *	while unbound
  * @qp: type 2: the QP that bound it (a reference), the only one
  *	through which it is reached
@@ -730,6 +793,7 @@ struct sxrc_mcast {
  * @new_file: a file created by the method (a channel); installed at
  *	@new_fd only once the output has reached userspace
  * @new_fd: reserved descriptor for @new_file
+ * @type: the class a generic method acts on (from the dispatch table)
  * @new_obj: set by sxrc_obj_init() in a creation method; published only
  *	once the output has reached userspace, destroyed if the handler or
  *	the copy-out fails afterwards (two-phase create).  sxrc_obj_init()
@@ -742,31 +806,27 @@ struct sxrc_call {
 	void *out;
 	struct file *new_file;
 	int new_fd;
+	enum sxrc_obj_type type;
 	struct sxrc_obj *new_obj;
 };
 
 /* main.c */
-extern unsigned int sxrc_max_pd;
-extern unsigned int sxrc_max_mr;
-extern unsigned int sxrc_max_cq;
-extern unsigned int sxrc_max_qp;
-extern unsigned int sxrc_max_srq;
-extern unsigned int sxrc_max_ah;
 extern unsigned int sxrc_max_xrcd;
-extern unsigned int sxrc_max_mw;
 extern unsigned long sxrc_max_mr_pages;
-u32 sxrc_type_limit(enum sxrc_obj_type type);
-u32 sxrc_type_user_limit(enum sxrc_obj_type type);
 struct sxrc_dev *sxrc_dev_at(u32 index);
 struct sxrc_user *sxrc_user_get(struct sxrc_dev *dev, kuid_t uid);
 void sxrc_user_put(struct sxrc_user *user);
+struct sxrc_dev *sxrc_dev_by_lid(u16 lid);
+struct sxrc_dev *sxrc_dev_by_guid(__be64 guid);
 
 /* netlink.c: the resource view */
 int sxrc_nl_init(void);
 void sxrc_nl_exit(void);
 
-/* uctx.c: handles and object lifetime */
-extern const char *const sxrc_type_name[SXRC_NUM_TYPES];
+/* object.c: the object core */
+extern const struct sxrc_type_info sxrc_types[];
+u32 sxrc_type_limit(enum sxrc_obj_type type);
+u32 sxrc_type_user_limit(enum sxrc_obj_type type);
 int sxrc_obj_init(struct sxrc_call *call, struct sxrc_obj *obj,
 		  enum sxrc_obj_type type, const struct sxrc_obj_ops *ops,
 		  u64 user_cookie);
@@ -783,13 +843,23 @@ void sxrc_obj_depend(struct sxrc_obj *obj);
 void sxrc_obj_undepend(struct sxrc_obj *obj);
 int sxrc_obj_destroy(struct sxrc_ctx *ctx, u32 handle, enum sxrc_obj_type type,
 		     struct sxrc_obj **keep);
+int sxrc_destroy_plain(struct sxrc_call *call);
 int sxrc_destroy_counted(struct sxrc_call *call, enum sxrc_obj_type type,
 			 atomic_t *(*comp_events)(struct sxrc_obj *obj));
+struct sxrc_obj *sxrc_obj_query_get(struct sxrc_ctx *ctx, u32 handle,
+				    enum sxrc_obj_type type);
+void sxrc_obj_publish(struct sxrc_obj *obj);
+void sxrc_obj_abort(struct sxrc_obj *obj);
+void sxrc_ctx_destroy_objects(struct sxrc_ctx *ctx);
+
+/* uctx.c: contexts, the device file */
 extern const struct file_operations sxrc_fops;
 void sxrc_ctx_put(struct sxrc_ctx *ctx);
 bool sxrc_ctx_member(struct sxrc_ctx *ctx);
-struct sxrc_obj *sxrc_obj_query_get(struct sxrc_ctx *ctx, u32 handle,
-				    enum sxrc_obj_type type);
+
+/* dispatch.c: method calls and the doorbell */
+long sxrc_invoke(struct sxrc_ctx *ctx, struct sxrc_ioctl_hdr __user *uhdr);
+long sxrc_doorbell(struct sxrc_ctx *ctx, unsigned long arg);
 
 /* event.c: the async event queue of a context */
 void sxrc_ctx_events_init(struct sxrc_ctx *ctx);
@@ -804,6 +874,7 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 __poll_t sxrc_event_poll(struct file *file, struct poll_table_struct *wait);
 
 /* device.c: queries and sysfs */
+u16 sxrc_port_lid(struct sxrc_dev *dev);
 int sxrc_ctx_query(struct sxrc_call *call);
 int sxrc_device_query(struct sxrc_call *call);
 int sxrc_device_query_port(struct sxrc_call *call);
@@ -813,7 +884,6 @@ extern const struct attribute_group *sxrc_dev_groups[];
 
 /* pd.c */
 int sxrc_pd_alloc(struct sxrc_call *call);
-int sxrc_pd_dealloc(struct sxrc_call *call);
 int sxrc_pd_query(struct sxrc_call *call);
 
 /* ring.c: mapped rings */
@@ -825,19 +895,21 @@ void sxrc_wq_info(struct sxrc_ring *ring, struct sxrc_wq_info *info);
 int sxrc_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* mr.c */
+void sxrc_umem_put(struct sxrc_umem *umem);
+void sxrc_umem_use(struct sxrc_umem *umem);
+void sxrc_umem_unuse(struct sxrc_umem *umem);
+void sxrc_umem_quiesce(struct sxrc_umem *umem);
 int sxrc_mr_reg(struct sxrc_call *call);
 int sxrc_mr_reg_dmabuf(struct sxrc_call *call);
-int sxrc_mr_dereg(struct sxrc_call *call);
 int sxrc_mr_rereg(struct sxrc_call *call);
 int sxrc_mr_query(struct sxrc_call *call);
 
 /* mw.c */
 int sxrc_mw_alloc(struct sxrc_call *call);
-int sxrc_mw_dealloc(struct sxrc_call *call);
 
 /**
  * struct sxrc_mw_binding - what an unbound window let go of
- * @mr: the MR (a reference; its users count is dropped), or NULL
+ * @mr: the MR (a reference; its dependents count is dropped), or NULL
  * @qp: the QP (its reference), or NULL
  * @umem: the MR's pages (a reference): accesses under way through the
  *	window are waited for on them
@@ -865,11 +937,12 @@ int sxrc_qp_modify(struct sxrc_call *call);
 int sxrc_qp_query(struct sxrc_call *call);
 int sxrc_qp_attach_mcast(struct sxrc_call *call);
 int sxrc_qp_detach_mcast(struct sxrc_call *call);
+
+/* qp_state.c */
 bool sxrc_qp_transition_ok(u32 type, u32 cur, u32 next, u32 mask);
 
 /* ah.c */
 int sxrc_ah_create(struct sxrc_call *call);
-int sxrc_ah_destroy(struct sxrc_call *call);
 int sxrc_check_ah(const struct sxrc_ah_attr *ah);
 
 /* engine.c: the data path */
@@ -883,13 +956,6 @@ void sxrc_qp_flush_locked(struct sxrc_qp *qp);
 void sxrc_qp_mark_error(struct sxrc_qp *qp);
 void sxrc_qp_engine_ready(struct sxrc_qp *qp);
 void sxrc_rq_flush(struct sxrc_qp *qp);
-void sxrc_umem_put(struct sxrc_umem *umem);
-void sxrc_umem_use(struct sxrc_umem *umem);
-void sxrc_umem_unuse(struct sxrc_umem *umem);
-void sxrc_umem_quiesce(struct sxrc_umem *umem);
-struct sxrc_dev *sxrc_dev_by_lid(u16 lid);
-struct sxrc_dev *sxrc_dev_by_guid(__be64 guid);
-u16 sxrc_port_lid(struct sxrc_dev *dev);
 
 /* xrc.c */
 int sxrc_xrcd_open(struct sxrc_call *call);
@@ -901,8 +967,8 @@ int sxrc_xrcd_query_qp(struct sxrc_call *call);
 int sxrc_qp_open(struct sxrc_call *call);
 void sxrc_xrcd_put(struct sxrc_xrcd *xrcd);
 int sxrc_xrc_reg_new(struct sxrc_call *call, struct sxrc_xrcd_open *xopen,
-		     struct sxrc_qp *qp, u64 user_cookie);
-void sxrc_xrc_qp_event(struct sxrc_qp *qp, u32 event_type);
+		     struct sxrc_qp *qp, u64 user_cookie, bool first);
+void sxrc_xrc_qp_event(struct sxrc_obj *obj, u32 event_type);
 bool sxrc_xrc_qp_leave(struct sxrc_qp *qp, struct sxrc_xrc_reg *reg);
 
 /* qp.c, for xrc.c */

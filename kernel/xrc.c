@@ -275,11 +275,12 @@ static const struct sxrc_obj_ops sxrc_xrc_reg_ops = {
  * @qp: the receive QP (the caller holds a reference)
  * @user_cookie: for the QP's async events on this registration; 0 for
  *	the legacy API, whose events name the QP by number
+ * @first: @qp is being created: this registration puts it in its domain
  *
  * Return: 0, with the handle in call->new_obj; or an errno.
  */
 int sxrc_xrc_reg_new(struct sxrc_call *call, struct sxrc_xrcd_open *xopen,
-		     struct sxrc_qp *qp, u64 user_cookie)
+		     struct sxrc_qp *qp, u64 user_cookie, bool first)
 {
 	struct sxrc_xrcd *xrcd = qp->xrcd;
 	struct sxrc_xrc_reg *reg;
@@ -291,7 +292,7 @@ int sxrc_xrc_reg_new(struct sxrc_call *call, struct sxrc_xrcd_open *xopen,
 
 	mutex_lock(&xrcd->lock);
 	/* A QP whose last registration just went is no longer there. */
-	if (list_empty(&qp->xrcd_entry)) {
+	if (!first && list_empty(&qp->xrcd_entry)) {
 		ret = -EINVAL;
 		goto err_unlock;
 	}
@@ -303,6 +304,8 @@ int sxrc_xrc_reg_new(struct sxrc_call *call, struct sxrc_xrcd_open *xopen,
 	reg->qp = qp;
 	reg->xopen = xopen;
 	sxrc_obj_depend(&xopen->obj);
+	if (first)
+		list_add_tail(&qp->xrcd_entry, &xrcd->qps);
 	list_add_tail(&reg->entry, &qp->regs);
 	mutex_unlock(&xrcd->lock);
 	trace_sxrc_xrc_reg(qp, reg->obj.handle, false);
@@ -383,7 +386,8 @@ int sxrc_xrcd_reg_qp(struct sxrc_call *call)
 		out->handle = reg->obj.handle;
 	mutex_unlock(&qp->xrcd->lock);
 	if (!reg) {
-		ret = sxrc_xrc_reg_new(call, to_sxrc_xrcd_open(xobj), qp, 0);
+		ret = sxrc_xrc_reg_new(call, to_sxrc_xrcd_open(xobj), qp, 0,
+				       false);
 		if (!ret)
 			out->handle = call->new_obj->handle;
 	}
@@ -465,7 +469,7 @@ int sxrc_qp_open(struct sxrc_call *call)
 	if (IS_ERR(qp))
 		return PTR_ERR(qp);
 	ret = sxrc_xrc_reg_new(call, to_sxrc_xrcd_open(xobj), qp,
-			       in->user_cookie);
+			       in->user_cookie, false);
 	if (!ret)
 		out->handle = call->new_obj->handle;
 	sxrc_obj_drop(&qp->obj);
@@ -474,8 +478,9 @@ int sxrc_qp_open(struct sxrc_call *call)
 }
 
 /* An async event of a receive QP reaches every registration. */
-void sxrc_xrc_qp_event(struct sxrc_qp *qp, u32 event_type)
+void sxrc_xrc_qp_event(struct sxrc_obj *obj, u32 event_type)
 {
+	struct sxrc_qp *qp = to_sxrc_qp(obj);
 	struct sxrc_xrc_reg *reg;
 
 	mutex_lock(&qp->xrcd->lock);

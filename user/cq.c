@@ -14,7 +14,6 @@
 
 #include "sxrc.h"
 
-#define SXRC_ATOMIC(p)	((_Atomic uint32_t *)(p))
 
 SXRC_EXPORT struct ibv_comp_channel *
 ibv_create_comp_channel(struct ibv_context *context)
@@ -217,8 +216,7 @@ SXRC_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 		return EINVAL;
 	sxrc_cq_lock(cq);
 	/* Hand back what was polled, so the kernel moves only the rest. */
-	atomic_store_explicit(SXRC_ATOMIC(&cq->ring.hdr->cons), cq->cons,
-			      memory_order_release);
+	sxrc_uring_publish_cons(&cq->ring, cq->cons);
 	ret = sxrc_invoke(ibcq->context->cmd_fd, SXRC_OBJ_CQ, SXRC_CQ_RESIZE,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret)
@@ -260,25 +258,19 @@ static void sxrc_fill_wc(struct ibv_wc *wc, const struct sxrc_cqe *cqe)
 int sxrc_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct sxrc_cq *cq = to_sxrc_cq(ibcq);
-	struct sxrc_ring_hdr *hdr = cq->ring.hdr;
 	uint32_t prod;
 	int n = 0;
 
 	sxrc_cq_lock(cq);
-	/* Pairs with the kernel's smp_store_release() of prod. */
-	prod = atomic_load_explicit(SXRC_ATOMIC(&hdr->prod),
-				    memory_order_acquire);
+	prod = sxrc_uring_prod(&cq->ring);
 	while (n < ne && cq->cons != prod) {
 		sxrc_fill_wc(&wc[n++], sxrc_uring_slot(&cq->ring, cq->cons));
 		cq->cons++;
 	}
 	if (n) {
 		/* The slots are read: the kernel may reuse them. */
-		atomic_store_explicit(SXRC_ATOMIC(&hdr->cons), cq->cons,
-				      memory_order_release);
-	} else if (atomic_load_explicit(SXRC_ATOMIC(&hdr->flags),
-					memory_order_relaxed) &
-		   SXRC_RING_ERROR) {
+		sxrc_uring_publish_cons(&cq->ring, cq->cons);
+	} else if (sxrc_uring_flags(&cq->ring) & SXRC_RING_ERROR) {
 		/* Overrun: IBV_EVENT_CQ_ERR was raised; nothing is left. */
 		n = -1;
 	}
@@ -290,7 +282,7 @@ int sxrc_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct sxrc_cq *cq = to_sxrc_cq(ibcq);
 
-	atomic_store_explicit(SXRC_ATOMIC(&cq->ring.hdr->arm),
+	atomic_store_explicit(SXRC_RING_IDX(&cq->ring.hdr->arm),
 			      solicited_only ? SXRC_CQ_ARM_SOLICITED :
 					       SXRC_CQ_ARM_NEXT,
 			      memory_order_relaxed);
@@ -325,13 +317,7 @@ static inline const struct sxrc_cqe_ts *sxrc_cur_ts(struct sxrc_cq *cq)
 /* Take the next CQE, if any, as the current one.  Called under cq->lock. */
 static int sxrc_cq_take(struct sxrc_cq *cq)
 {
-	struct sxrc_ring_hdr *hdr = cq->ring.hdr;
-	uint32_t prod;
-
-	/* Pairs with the kernel's smp_store_release() of prod. */
-	prod = atomic_load_explicit(SXRC_ATOMIC(&hdr->prod),
-				    memory_order_acquire);
-	if (cq->cons == prod) {
+	if (cq->cons == sxrc_uring_prod(&cq->ring)) {
 		cq->cur = NULL;
 		return ENOENT;
 	}
@@ -353,8 +339,7 @@ static int sxrc_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 	if (!ret)
 		return 0;	/* the lock is held until ibv_end_poll() */
 	/* Overrun: IBV_EVENT_CQ_ERR was raised; nothing is left. */
-	if (atomic_load_explicit(SXRC_ATOMIC(&cq->ring.hdr->flags),
-				 memory_order_relaxed) & SXRC_RING_ERROR)
+	if (sxrc_uring_flags(&cq->ring) & SXRC_RING_ERROR)
 		ret = EIO;
 	sxrc_cq_unlock(cq);
 	return ret;
@@ -371,8 +356,7 @@ static void sxrc_end_poll(struct ibv_cq_ex *cqx)
 
 	cq->cur = NULL;
 	/* The slots are read: the kernel may reuse them. */
-	atomic_store_explicit(SXRC_ATOMIC(&cq->ring.hdr->cons), cq->cons,
-			      memory_order_release);
+	sxrc_uring_publish_cons(&cq->ring, cq->cons);
 	sxrc_cq_unlock(cq);
 }
 

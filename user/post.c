@@ -15,7 +15,6 @@
 
 #include "sxrc.h"
 
-#define SXRC_ATOMIC(p)	((_Atomic uint32_t *)(p))
 
 static void sxrc_doorbell(struct ibv_qp *qp)
 {
@@ -25,18 +24,13 @@ static void sxrc_doorbell(struct ibv_qp *qp)
 
 static bool sxrc_sq_full(struct sxrc_uwq *sq)
 {
-	/* Pairs with the kernel's store-release of cons. */
-	uint32_t cons = atomic_load_explicit(SXRC_ATOMIC(&sq->ring.hdr->cons),
-					     memory_order_acquire);
-
-	return sq->prod - cons >= sq->ring.entries;
+	return sxrc_uring_full(&sq->ring, sq->prod);
 }
 
 static void sxrc_sq_publish(struct sxrc_uwq *sq)
 {
 	/* Every WQE written so far is whole before the kernel sees it. */
-	atomic_store_explicit(SXRC_ATOMIC(&sq->ring.hdr->prod), sq->prod,
-			      memory_order_release);
+	sxrc_uring_publish_prod(&sq->ring, sq->prod);
 }
 
 /* May a QP of @type post @opcode?  (The kernel checks again.) */
@@ -207,8 +201,7 @@ int sxrc_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	}
 	ret = sxrc_post_recv_ring(&qp->rq, wr, bad_wr);
 	/* A QP in error flushes what is posted; the kernel needs a nudge. */
-	if (atomic_load_explicit(SXRC_ATOMIC(&qp->rq.ring.hdr->flags),
-				 memory_order_relaxed) & SXRC_RING_ERROR)
+	if (sxrc_uring_flags(&qp->rq.ring) & SXRC_RING_ERROR)
 		sxrc_doorbell(ibqp);
 	return ret;
 }

@@ -121,7 +121,7 @@ int sxrc_uwq_init(struct ibv_context *context, struct sxrc_uwq *wq,
 	if (ret)
 		return ret;
 	/* The kernel may have consumed nothing yet; start where it is. */
-	wq->prod = atomic_load_explicit((_Atomic uint32_t *)&wq->ring.hdr->prod,
+	wq->prod = atomic_load_explicit(SXRC_RING_IDX(&wq->ring.hdr->prod),
 					memory_order_relaxed);
 	return 0;
 }
@@ -130,17 +130,6 @@ void sxrc_uwq_fini(struct ibv_context *context, struct sxrc_uwq *wq)
 {
 	sxrc_uring_unmap(context, &wq->ring);
 	pthread_spin_destroy(&wq->lock);
-}
-
-static inline uint32_t sxrc_load_acquire(uint32_t *p)
-{
-	return atomic_load_explicit((_Atomic uint32_t *)p,
-				    memory_order_acquire);
-}
-
-static inline void sxrc_store_release(uint32_t *p, uint32_t v)
-{
-	atomic_store_explicit((_Atomic uint32_t *)p, v, memory_order_release);
 }
 
 /* Post receive WQEs into an RQ or SRQ ring; returns 0 or an errno. */
@@ -160,7 +149,7 @@ int sxrc_post_recv_ring(struct sxrc_uwq *wq, struct ibv_recv_wr *wr,
 			ret = EINVAL;
 			break;
 		}
-		if (wq->prod - sxrc_load_acquire(&r->hdr->cons) >= r->entries) {
+		if (sxrc_uring_full(r, wq->prod)) {
 			ret = ENOMEM;
 			break;
 		}
@@ -177,7 +166,7 @@ int sxrc_post_recv_ring(struct sxrc_uwq *wq, struct ibv_recv_wr *wr,
 		wq->prod++;
 	}
 	/* Publish every WQE written above at once. */
-	sxrc_store_release(&r->hdr->prod, wq->prod);
+	sxrc_uring_publish_prod(r, wq->prod);
 	sxrc_uwq_unlock(wq);
 
 	if (ret && bad_wr)

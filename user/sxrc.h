@@ -125,6 +125,54 @@ static inline void *sxrc_uring_slot(struct sxrc_uring *r, uint32_t index)
 	       (size_t)(index & (r->entries - 1)) * r->stride;
 }
 
+/*
+ * The two indices of a ring are free-running, one per side.  Each side
+ * publishes its own with a store-release once the slots it covers are
+ * whole (producer) or read (consumer), and reads the other's with a
+ * load-acquire before it touches those slots; the kernel pairs with
+ * these through the same helpers in kernel/sxrc.h.
+ */
+#define SXRC_RING_IDX(p)	((_Atomic uint32_t *)(p))
+
+/* Consumer: the producer's index; the slots before it are whole. */
+static inline uint32_t sxrc_uring_prod(const struct sxrc_uring *r)
+{
+	return atomic_load_explicit(SXRC_RING_IDX(&r->hdr->prod),
+				    memory_order_acquire);
+}
+
+/* Producer: the consumer's index; the slots before it may be reused. */
+static inline uint32_t sxrc_uring_cons(const struct sxrc_uring *r)
+{
+	return atomic_load_explicit(SXRC_RING_IDX(&r->hdr->cons),
+				    memory_order_acquire);
+}
+
+/* Producer at @prod: is every slot taken? */
+static inline bool sxrc_uring_full(const struct sxrc_uring *r, uint32_t prod)
+{
+	return prod - sxrc_uring_cons(r) >= r->entries;
+}
+
+static inline void sxrc_uring_publish_prod(struct sxrc_uring *r, uint32_t prod)
+{
+	atomic_store_explicit(SXRC_RING_IDX(&r->hdr->prod), prod,
+			      memory_order_release);
+}
+
+static inline void sxrc_uring_publish_cons(struct sxrc_uring *r, uint32_t cons)
+{
+	atomic_store_explicit(SXRC_RING_IDX(&r->hdr->cons), cons,
+			      memory_order_release);
+}
+
+/* The kernel's flags word (SXRC_RING_ERROR): a hint, read relaxed. */
+static inline uint32_t sxrc_uring_flags(const struct sxrc_uring *r)
+{
+	return atomic_load_explicit(SXRC_RING_IDX(&r->hdr->flags),
+				    memory_order_relaxed);
+}
+
 /**
  * struct sxrc_cq - a completion queue
  * @ibcq: what the application holds (ibv_cq_ex begins with the same
