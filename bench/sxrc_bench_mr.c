@@ -2,7 +2,8 @@
 /*
  * sxrc_bench_mr: time ibv_reg_mr and ibv_dereg_mr of a large buffer.
  *
- *   sxrc_bench_mr [-d DEV] [-s SIZE] [-c CHUNK] [-n ITERS] [--hugepage] [-j]
+ *   sxrc_bench_mr [-d DEV] [-s SIZE] [-c CHUNK] [-n ITERS] [--hugepage]
+ *                 [--odp] [-j]
  *
  * The buffer (SIZE bytes, 2 MiB aligned) is mmap()ed once, madvised
  * MADV_HUGEPAGE with --hugepage, else MADV_NOHUGEPAGE (so that it is made of
@@ -10,6 +11,8 @@
  * timed; the bytes THP actually backs are reported (thp_bytes).  Each iteration registers it as
  * ceil(SIZE / CHUNK) MRs (LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ), then
  * deregisters them all; both phases are timed with CLOCK_MONOTONIC.
+ * With --odp the MRs are on-demand paging ones (IBV_ACCESS_ON_DEMAND):
+ * nothing is pinned, so registration costs no page walk.
  * Reported: min and median of reg, dereg and reg+dereg (per iteration),
  * and the throughput of the medians in GiB/s.
  *
@@ -73,12 +76,13 @@ static void usage(int status) __attribute__((noreturn));
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-		"usage: sxrc_bench_mr [-d DEV] [-s SIZE] [-c CHUNK] [-n ITERS] [--hugepage] [-j]\n"
+		"usage: sxrc_bench_mr [-d DEV] [-s SIZE] [-c CHUNK] [-n ITERS] [--hugepage] [--odp] [-j]\n"
 		"  -d DEV       device name (default: the first one)\n"
 		"  -s SIZE      total bytes, K/M/G suffixes (default 1G)\n"
 		"  -c CHUNK     bytes per MR (default SIZE: one MR)\n"
 		"  -n ITERS     repetitions (default 5)\n"
 		"  --hugepage   madvise(MADV_HUGEPAGE) the buffer (default: MADV_NOHUGEPAGE)\n"
+		"  --odp        on-demand paging MRs (IBV_ACCESS_ON_DEMAND)\n"
 		"  -j           print one JSON line instead of text\n");
 	exit(status);
 }
@@ -184,12 +188,13 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "hugepage", no_argument, NULL, 'H' },
+		{ "odp", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	size_t size = 1UL << 30, chunk = 0;
 	int iters = 5, opt, ndev, nmr, i, k;
-	bool hugepage = false;
+	bool hugepage = false, odp = false;
 	struct ibv_device **list;
 	struct ibv_device *dev = NULL;
 	struct ibv_context *ctx;
@@ -221,6 +226,9 @@ int main(int argc, char **argv)
 			break;
 		case 'H':
 			hugepage = true;
+			break;
+		case 'O':
+			odp = true;
 			break;
 		case 'j':
 			json = true;
@@ -305,7 +313,8 @@ int main(int argc, char **argv)
 			size_t o = (size_t)k * chunk;
 			size_t len = size - o < chunk ? size - o : chunk;
 
-			mrs[k] = ibv_reg_mr(pd, buf + o, len, ACCESS);
+			mrs[k] = ibv_reg_mr(pd, buf + o, len, ACCESS |
+					    (odp ? IBV_ACCESS_ON_DEMAND : 0));
 			if (!mrs[k]) {
 				int err = errno;
 
@@ -336,20 +345,20 @@ int main(int argc, char **argv)
 	if (json) {
 		printf("{\"bench\":\"mr\",\"dev\":\"%s\",\"lib\":\"%s\","
 		       "\"size\":%zu,\"chunk\":%zu,\"nmr\":%d,\"iters\":%d,"
-		       "\"hugepage\":%s,\"thp_bytes\":%lld,"
+		       "\"hugepage\":%s,\"odp\":%s,\"thp_bytes\":%lld,"
 		       "\"reg_min_s\":%.6f,\"reg_med_s\":%.6f,"
 		       "\"dereg_min_s\":%.6f,\"dereg_med_s\":%.6f,"
 		       "\"total_min_s\":%.6f,\"total_med_s\":%.6f,"
 		       "\"reg_gibps\":%.3f,\"dereg_gibps\":%.3f,\"total_gibps\":%.3f}\n",
 		       dev_name, verbs_library(), size, chunk, nmr, iters,
-		       hugepage ? "true" : "false", thp,
+		       hugepage ? "true" : "false", odp ? "true" : "false", thp,
 		       reg.min, reg.med, dereg.min, dereg.med, tot.min, tot.med,
 		       size / GIB / reg.med, size / GIB / dereg.med,
 		       size / GIB / tot.med);
 	} else {
 		printf("device      %s (library %s)\n", dev_name, verbs_library());
-		printf("buffer      %zu bytes, %d MR(s) of %zu bytes, %d iterations\n",
-		       size, nmr, chunk, iters);
+		printf("buffer      %zu bytes, %d %sMR(s) of %zu bytes, %d iterations\n",
+		       size, nmr, odp ? "ODP " : "", chunk, iters);
 		printf("hugepage    %s, THP-backed %lld of %zu bytes\n",
 		       hugepage ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE", thp, size);
 		printf("%-11s %12s %12s %10s\n", "", "min ms", "median ms", "GiB/s");

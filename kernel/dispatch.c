@@ -70,6 +70,7 @@ static_assert(SXRC_SIZE_OK(struct sxrc_rereg_mr_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_query_mr_out));
 static_assert(sizeof(struct sxrc_query_mr_out) == 40);
 static_assert(SXRC_SIZE_OK(struct sxrc_reg_dmabuf_mr_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_advise_mr_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_create_cq_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_cq_ring_out));
 static_assert(SXRC_SIZE_OK(struct sxrc_resize_cq_in));
@@ -141,6 +142,8 @@ static const struct sxrc_method sxrc_mr_methods[] = {
 	[SXRC_MR_REG_DMABUF] = SXRC_METHOD(sxrc_mr_reg_dmabuf,
 					   struct sxrc_reg_dmabuf_mr_in,
 					   struct sxrc_reg_mr_out),
+	[SXRC_MR_ADVISE] = SXRC_METHOD_IN(sxrc_mr_advise,
+					  struct sxrc_advise_mr_in),
 };
 
 static const struct sxrc_method sxrc_cq_methods[] = {

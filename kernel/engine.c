@@ -31,7 +31,9 @@
  * events), the responder's rq_lock or srq->lock, mw->lock, mr->lock,
  * qp->lock, cq->lock, channel->lock, ctx->ev_lock, dev->users_lock.
  * Nothing is held while a copy waits for others to leave an MR
- * (invalidation, unbinding a window).
+ * (invalidation, unbinding a window).  An ODP region's odp_lock (two at
+ * most, in address order) is held around one page of a copy and
+ * nothing else; its pages are faulted in with no spinlock held (odp.c).
  */
 #include <linux/highmem.h>
 #include <linux/mm.h>
@@ -73,11 +75,15 @@ struct sxrc_seg {
 	u32 len;
 };
 
-/* A resolved list; @total is the sum of the lengths. */
+/*
+ * A resolved list; @total is the sum of the lengths; @fault is set when
+ * an ODP page of it could not be faulted in.
+ */
 struct sxrc_sgl {
 	struct sxrc_seg seg[SXRC_MAX_SGE + 1];
 	u32 n;
 	u64 total;
+	bool fault;
 };
 
 /*
@@ -148,6 +154,7 @@ static void sxrc_sgl_init(struct sxrc_sgl *sgl)
 {
 	sgl->n = 0;
 	sgl->total = 0;
+	sgl->fault = false;
 }
 
 static void sxrc_sgl_release(struct sxrc_sgl *sgl)
@@ -168,7 +175,7 @@ static void sxrc_sgl_add_kbuf(struct sxrc_sgl *sgl, void *buf, u32 len)
 }
 
 /* Look up an MR key of @dev under RCU; returns the MR with a reference. */
-static struct sxrc_mr *sxrc_mr_lookup(struct sxrc_dev *dev, u32 key)
+struct sxrc_mr *sxrc_mr_lookup(struct sxrc_dev *dev, u32 key)
 {
 	struct sxrc_mr *mr;
 	void *entry;
@@ -220,6 +227,23 @@ static int sxrc_mr_seg_locked(struct sxrc_mr *mr, u64 addr, u32 len,
 	return 0;
 }
 
+/*
+ * An ODP range must be mapped (and writable for @access that writes)
+ * when it is resolved: an access error otherwise, as for a bad key.
+ */
+static int sxrc_seg_odp_check(struct sxrc_seg *seg, u32 access)
+{
+	bool write = access & (SXRC_ACCESS_LOCAL_WRITE |
+			       SXRC_ACCESS_REMOTE_WRITE |
+			       SXRC_ACCESS_REMOTE_ATOMIC);
+
+	if (!seg->umem->odp ||
+	    !sxrc_odp_prefault(seg->umem, seg->off, seg->len, write, true))
+		return 0;
+	sxrc_umem_unuse(seg->umem);
+	return -EACCES;
+}
+
 /**
  * sxrc_mr_range - resolve [addr, addr + len) of the MR @key names
  * @dev: the device the key belongs to
@@ -247,7 +271,7 @@ static int sxrc_mr_range(struct sxrc_dev *dev, u32 key, struct sxrc_pd *pd,
 		ret = sxrc_mr_seg_locked(mr, addr, len, seg);
 	spin_unlock(&mr->lock);
 	sxrc_obj_drop(&mr->obj);
-	return ret;
+	return ret ? ret : sxrc_seg_odp_check(seg, access);
 }
 
 /**
@@ -286,7 +310,7 @@ static int sxrc_mw_range(struct sxrc_mw *mw, u32 key, struct sxrc_qp *dest,
 out:
 	spin_unlock(&mw->lock);
 	sxrc_obj_drop(&mw->obj);
-	return ret;
+	return ret ? ret : sxrc_seg_odp_check(seg, access);
 }
 
 /* Resolve a WQE's local scatter/gather list. */
@@ -344,12 +368,14 @@ static unsigned long sxrc_find_run(struct sxrc_umem *umem,
  * @i: current element
  * @pos: bytes of it already passed
  * @run: run of the current element's pages last used (a search hint)
+ * @win: pages of an ODP element faulted in (odp.c)
  */
 struct sxrc_cursor {
 	struct sxrc_sgl *sgl;
 	u32 i;
 	u64 pos;
 	unsigned long run;
+	struct sxrc_odp_win win;
 };
 
 static void sxrc_cursor_init(struct sxrc_cursor *c, struct sxrc_sgl *sgl,
@@ -359,11 +385,95 @@ static void sxrc_cursor_init(struct sxrc_cursor *c, struct sxrc_sgl *sgl,
 	c->i = 0;
 	c->pos = 0;
 	c->run = 0;
+	c->win.umem = NULL;
 	while (c->i < sgl->n && skip >= sgl->seg[c->i].len) {
 		skip -= sgl->seg[c->i].len;
 		c->i++;
 	}
 	c->pos = skip;
+}
+
+/*
+ * Must a copy for @qp stop?  Its poster was killed (a doorbell runs in
+ * the poster's own context), or the QP is being destroyed (its work item
+ * runs it).
+ */
+static bool sxrc_copy_aborted(struct sxrc_qp *qp)
+{
+	return fatal_signal_pending(current) || READ_ONCE(qp->dead);
+}
+
+/* The element at the cursor, past those it is done with. */
+static struct sxrc_seg *sxrc_cursor_seg(struct sxrc_cursor *c)
+{
+	while (c->pos == c->sgl->seg[c->i].len) {
+		c->i++;
+		c->pos = 0;
+		c->run = 0;
+	}
+	return &c->sgl->seg[c->i];
+}
+
+/*
+ * ODP: make @c's window hold the page at the cursor, faulted for write
+ * if @write, with no region locked.  *@odp is the region, or NULL when
+ * the element is no ODP one.  -EFAULT (the list is marked) when the page
+ * is not mapped, -EINTR when the caller was killed.
+ */
+static int sxrc_cursor_odp(struct sxrc_cursor *c, bool write,
+			   struct sxrc_umem **odp)
+{
+	struct sxrc_seg *seg = sxrc_cursor_seg(c);
+	u64 byte = seg->off + c->pos;
+	unsigned long pgidx = byte >> PAGE_SHIFT;
+	int ret;
+
+	*odp = NULL;
+	if (!seg->umem || !seg->umem->odp)
+		return 0;
+	*odp = seg->umem;
+	if (c->win.umem == seg->umem && pgidx >= c->win.start &&
+	    pgidx < c->win.start + c->win.n)
+		return 0;
+	ret = sxrc_odp_fault(&c->win, seg->umem, byte, seg->off + seg->len,
+			     write);
+	if (ret == -EFAULT)
+		c->sgl->fault = true;
+	return ret;
+}
+
+/*
+ * Fault in what the next step of @dst and @src (either may be NULL)
+ * touches and lock the ODP regions involved with their windows still
+ * valid: the step may map and copy until sxrc_odp_unlock(*@du, *@su).
+ */
+static int sxrc_cursor_odp_lock(struct sxrc_cursor *dst,
+				struct sxrc_cursor *src, struct sxrc_qp *qp,
+				struct sxrc_umem **du, struct sxrc_umem **su)
+{
+	int ret;
+
+	*du = NULL;
+	*su = NULL;
+	for (;;) {
+		ret = dst ? sxrc_cursor_odp(dst, true, du) : 0;
+		if (!ret && src)
+			ret = sxrc_cursor_odp(src, false, su);
+		if (ret)
+			return ret;
+		sxrc_odp_lock(*du, *su);
+		if ((!*du || sxrc_odp_valid(&dst->win)) &&
+		    (!*su || sxrc_odp_valid(&src->win)))
+			return 0;
+		/* Invalidated since: fault again. */
+		sxrc_odp_unlock(*du, *su);
+		if (dst)
+			dst->win.umem = NULL;
+		if (src)
+			src->win.umem = NULL;
+		if (sxrc_copy_aborted(qp))
+			return -EINTR;
+	}
 }
 
 /*
@@ -373,17 +483,11 @@ static void sxrc_cursor_init(struct sxrc_cursor *c, struct sxrc_sgl *sgl,
 static void *sxrc_cursor_map(struct sxrc_cursor *c, u32 *avail,
 			     struct page **page)
 {
-	struct sxrc_seg *seg;
+	struct sxrc_seg *seg = sxrc_cursor_seg(c);
 	struct sxrc_page_run *run;
 	unsigned long pgidx;
 	u64 byte;
 
-	while (c->pos == c->sgl->seg[c->i].len) {
-		c->i++;
-		c->pos = 0;
-		c->run = 0;
-	}
-	seg = &c->sgl->seg[c->i];
 	*avail = seg->len - c->pos;
 	if (!seg->umem) {
 		*page = NULL;
@@ -397,6 +501,11 @@ static void *sxrc_cursor_map(struct sxrc_cursor *c, u32 *avail,
 		return seg->umem->kaddr + byte;
 	}
 	pgidx = byte >> PAGE_SHIFT;
+	if (seg->umem->odp) {
+		/* Checked valid by sxrc_cursor_odp_lock()'s caller. */
+		*page = sxrc_odp_page(&c->win, pgidx);
+		return kmap_local_page(*page) + offset_in_page(byte);
+	}
 	c->run = sxrc_find_run(seg->umem, pgidx, c->run);
 	run = sxrc_umem_run(seg->umem, c->run);
 	*page = nth_page(run->page, pgidx - run->pgoff);
@@ -431,36 +540,33 @@ static void sxrc_memcpy(void *dst, const void *src, size_t len)
 }
 
 /*
- * Must a copy for @qp stop?  Its poster was killed (a doorbell runs in
- * the poster's own context), or the QP is being destroyed (its work item
- * runs it).
- */
-static bool sxrc_copy_aborted(struct sxrc_qp *qp)
-{
-	return fatal_signal_pending(current) || READ_ONCE(qp->dead);
-}
-
-/*
  * Copy @len bytes from @src to @dst; both must hold that many.  Every
  * SXRC_COPY_CHUNK bytes the copy yields the CPU, and stops if @qp (the
- * requester) says so: -EINTR, with part of the data moved.
+ * requester) says so: -EINTR, with part of the data moved.  -EFAULT
+ * when an ODP page is no longer mapped (the list's @fault says which).
  */
 static int sxrc_copy(struct sxrc_cursor *dst, struct sxrc_cursor *src,
 		     u64 len, struct sxrc_qp *qp)
 {
 	u32 chunk = 0;
+	int ret;
 
 	while (len) {
+		struct sxrc_umem *du, *su;
 		struct page *dpage, *spage;
 		u32 davail, savail, n;
 		void *d, *s;
 
+		ret = sxrc_cursor_odp_lock(dst, src, qp, &du, &su);
+		if (ret)
+			return ret;
 		d = sxrc_cursor_map(dst, &davail, &dpage);
 		s = sxrc_cursor_map(src, &savail, &spage);
 		n = min3((u64)davail, (u64)savail, len);
 		sxrc_memcpy(d, s, n);
 		sxrc_cursor_unmap(s, spage);
 		sxrc_cursor_unmap(d, dpage);
+		sxrc_odp_unlock(du, su);
 		dst->pos += n;
 		src->pos += n;
 		len -= n;
@@ -966,6 +1072,7 @@ static void sxrc_ud_one(struct sxrc_qp *qp, struct sxrc_qp *dest,
 		.solicited = !!(s->wqe.send_flags & SXRC_SEND_SOLICITED),
 	};
 	u32 status;
+	int ret = 0;
 
 	if (dest->type != SXRC_QPT_UD || !sxrc_qp_can_receive(dest) ||
 	    READ_ONCE(dest->attr.qkey) != qkey)
@@ -984,10 +1091,18 @@ static void sxrc_ud_one(struct sxrc_qp *qp, struct sxrc_qp *dest,
 		struct sxrc_sgl grh = { .n = 0 };
 
 		sxrc_sgl_add_kbuf(&grh, s->grh, SXRC_GRH_SIZE);
-		sxrc_copy_sgl(&s->peer, 0, &grh, qp);
+		ret = sxrc_copy_sgl(&s->peer, 0, &grh, qp);
 	}
-	/* At most SXRC_UD_MTU bytes: less than a chunk, never stopped. */
-	sxrc_copy_sgl(&s->peer, SXRC_GRH_SIZE, &s->local, qp);
+	/* At most SXRC_UD_MTU bytes: less than a chunk. */
+	if (!ret)
+		ret = sxrc_copy_sgl(&s->peer, SXRC_GRH_SIZE, &s->local, qp);
+	if (ret) {
+		/* An ODP page gone meanwhile, or the poster killed: lost. */
+		sxrc_sgl_release(&s->peer);
+		sxrc_recv_error(dest, s, s->peer.fault ? SXRC_WC_LOC_PROT_ERR :
+					 SXRC_WC_WR_FLUSH_ERR);
+		return;
+	}
 	sxrc_recv_done(dest, s, &rcqe, SXRC_GRH_SIZE + s->local.total);
 }
 
@@ -1075,21 +1190,27 @@ static int sxrc_remote_range(struct sxrc_qp *dest, struct sxrc_scratch *s,
 }
 
 /* The atomic itself, on the responder's 8 aligned bytes. */
-static u64 sxrc_atomic(struct sxrc_scratch *s)
+static int sxrc_atomic(struct sxrc_scratch *s, u64 *old)
 {
+	struct sxrc_umem *odp, *none;
 	struct sxrc_cursor c;
 	struct page *page;
 	u32 avail;
-	u64 *p, old;
+	u64 *p;
+	int ret;
 
 	sxrc_cursor_init(&c, &s->remote, 0);
+	ret = sxrc_cursor_odp_lock(&c, NULL, s->qp, &odp, &none);
+	if (ret)
+		return ret;
 	p = sxrc_cursor_map(&c, &avail, &page);
 	if (s->wqe.opcode == SXRC_WR_ATOMIC_CMP_AND_SWP)
-		old = cmpxchg64(p, s->wqe.compare_add, s->wqe.swap);
+		*old = cmpxchg64(p, s->wqe.compare_add, s->wqe.swap);
 	else
-		old = atomic64_fetch_add(s->wqe.compare_add, (atomic64_t *)p);
+		*old = atomic64_fetch_add(s->wqe.compare_add, (atomic64_t *)p);
 	sxrc_cursor_unmap(p, page);
-	return old;
+	sxrc_odp_unlock(odp, NULL);
+	return 0;
 }
 
 /*
@@ -1110,15 +1231,24 @@ static struct sxrc_srq *sxrc_xrc_srq_get(struct sxrc_dev *dev,
 	return srq;
 }
 
-/* Do the atomic and return the original value into the local buffer. */
-static void sxrc_atomic_reply(struct sxrc_scratch *s)
+/*
+ * Do the atomic and return the original value into the local buffer:
+ * 0, or the status of an ODP page gone meanwhile.
+ */
+static u32 sxrc_atomic_reply(struct sxrc_scratch *s)
 {
-	u64 old = sxrc_atomic(s);
 	struct sxrc_sgl src = { .n = 0 };
+	u64 old;
+	int ret;
 
+	ret = sxrc_atomic(s, &old);
 	sxrc_sgl_release(&s->remote);
+	if (ret)
+		return ret == -EFAULT ? SXRC_WC_REM_ACCESS_ERR : 0;
 	sxrc_sgl_add_kbuf(&src, &old, sizeof(old));
-	sxrc_copy_sgl(&s->local, 0, &src, s->qp);
+	if (sxrc_copy_sgl(&s->local, 0, &src, s->qp) == -EFAULT)
+		return SXRC_WC_LOC_PROT_ERR;
+	return 0;
 }
 
 /* Packets a message of @len bytes takes at the requester's path MTU. */
@@ -1174,6 +1304,12 @@ static void sxrc_recv_stopped(struct sxrc_qp *dest, struct sxrc_scratch *s)
 	sxrc_recv_error(dest, s, SXRC_WC_WR_FLUSH_ERR);
 }
 
+/* An RDMA or atomic copy met an ODP page unmapped since it was resolved. */
+static u32 sxrc_fault_status(struct sxrc_scratch *s)
+{
+	return s->local.fault ? SXRC_WC_LOC_PROT_ERR : SXRC_WC_REM_ACCESS_ERR;
+}
+
 /* The responder's part of a SEND (+IMM, +INV) to @dest. */
 static enum sxrc_resp sxrc_resp_send(struct sxrc_qp *dest,
 				     struct sxrc_scratch *s, u32 *status,
@@ -1187,6 +1323,7 @@ static enum sxrc_resp sxrc_resp_send(struct sxrc_qp *dest,
 	};
 	enum sxrc_resp resp;
 	u64 len = s->local.total;
+	int ret;
 
 	if (w->opcode == SXRC_WR_SEND_WITH_INV &&
 	    !sxrc_can_invalidate(dev, sxrc_remote_pd(dest, s), dest,
@@ -1197,8 +1334,21 @@ static enum sxrc_resp sxrc_resp_send(struct sxrc_qp *dest,
 	resp = sxrc_recv_take(dest, s, len, status);
 	if (resp != SXRC_RESP_OK)
 		return resp;
-	if (sxrc_copy_sgl(&s->peer, 0, &s->local, s->qp)) {
+	ret = sxrc_copy_sgl(&s->peer, 0, &s->local, s->qp);
+	if (ret == -EFAULT && s->peer.fault) {
+		/* As a bad lkey in the receive WQE (sxrc_recv_take()). */
+		sxrc_sgl_release(&s->peer);
+		sxrc_recv_error(dest, s, SXRC_WC_LOC_PROT_ERR);
+		sxrc_responder_error(dest, SXRC_EVENT_QP_FATAL);
+		*status = SXRC_WC_REM_OP_ERR;
+		return SXRC_RESP_ERR;
+	}
+	if (ret) {
 		sxrc_recv_stopped(dest, s);
+		if (ret == -EFAULT) {
+			*status = SXRC_WC_LOC_PROT_ERR;
+			return SXRC_RESP_ERR;
+		}
 		*stopped = true;
 		return SXRC_RESP_OK;
 	}
@@ -1249,6 +1399,10 @@ static enum sxrc_resp sxrc_resp_write(struct sxrc_qp *dest,
 	if (ret) {
 		if (imm)
 			sxrc_recv_stopped(dest, s);
+		if (ret == -EFAULT) {
+			*status = sxrc_fault_status(s);
+			return SXRC_RESP_ERR;
+		}
 		*stopped = true;
 	} else if (imm) {
 		sxrc_recv_done(dest, s, &rcqe, len);
@@ -1262,6 +1416,7 @@ static enum sxrc_resp sxrc_resp_read_atomic(struct sxrc_qp *dest,
 					    u32 *status, bool *stopped)
 {
 	struct sxrc_send_wqe *w = &s->wqe;
+	int ret;
 
 	if (w->opcode == SXRC_WR_RDMA_READ) {
 		if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_READ,
@@ -1269,8 +1424,13 @@ static enum sxrc_resp sxrc_resp_read_atomic(struct sxrc_qp *dest,
 			*status = SXRC_WC_REM_ACCESS_ERR;
 			return SXRC_RESP_ERR;
 		}
-		*stopped = sxrc_copy_sgl(&s->local, 0, &s->remote, s->qp);
+		ret = sxrc_copy_sgl(&s->local, 0, &s->remote, s->qp);
 		sxrc_sgl_release(&s->remote);
+		if (ret == -EFAULT) {
+			*status = sxrc_fault_status(s);
+			return SXRC_RESP_ERR;
+		}
+		*stopped = ret;
 		return SXRC_RESP_OK;
 	}
 	if (w->remote_addr & 7) {
@@ -1291,8 +1451,8 @@ static enum sxrc_resp sxrc_resp_read_atomic(struct sxrc_qp *dest,
 		*status = SXRC_WC_REM_INV_REQ_ERR;
 		return SXRC_RESP_ERR;
 	}
-	sxrc_atomic_reply(s);
-	return SXRC_RESP_OK;
+	*status = sxrc_atomic_reply(s);
+	return *status ? SXRC_RESP_ERR : SXRC_RESP_OK;
 }
 
 /* RC, UC and XRC: everything that needs the connected peer. */

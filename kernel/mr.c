@@ -14,6 +14,9 @@
  * and copies through that kernel mapping.  An attachment would hand out
  * DMA addresses of a device that does no DMA, and the pages behind an
  * attachment's sg_table are the exporter's business, not the importer's.
+ *
+ * An on-demand paging region (SXRC_ACCESS_ON_DEMAND) pins nothing and
+ * charges nothing: odp.c follows its range through an MMU notifier.
  */
 #include <linux/dma-buf.h>
 #include <linux/mm.h>
@@ -124,6 +127,8 @@ static void sxrc_umem_free(struct kref *ref)
 	if (umem->dmabuf) {
 		dma_buf_vunmap_unlocked(umem->dmabuf, &umem->map);
 		dma_buf_put(umem->dmabuf);
+	} else if (umem->odp) {
+		sxrc_odp_release(umem);
 	} else {
 		sxrc_umem_unpin(umem);
 		atomic64_sub(umem->npages, &umem->owner_mm->pinned_vm);
@@ -323,6 +328,12 @@ static int sxrc_check_access(u32 access)
 	return 0;
 }
 
+/* Implicit ODP: addr 0 and length ~0 (SIZE_MAX) name the address space. */
+static bool sxrc_implicit_odp(u32 access, u64 addr, u64 length)
+{
+	return (access & SXRC_ACCESS_ON_DEMAND) && !addr && length == U64_MAX;
+}
+
 static int sxrc_check_range(u64 addr, u64 length)
 {
 	u64 end;
@@ -421,6 +432,34 @@ err_put_pd:
 	return ret == -EBUSY ? -ENOMEM : ret;
 }
 
+/* Pin the range, or follow it on demand. */
+static struct sxrc_umem *sxrc_umem_new(struct sxrc_dev *dev, u64 addr,
+				       u64 length, u32 access)
+{
+	bool writable = access & SXRC_ACCESS_LOCAL_WRITE;
+
+	if (sxrc_implicit_odp(access, addr, length))
+		return sxrc_odp_get(dev, 0, TASK_SIZE, writable);
+	if (access & SXRC_ACCESS_ON_DEMAND)
+		return sxrc_odp_get(dev, addr, length, writable);
+	return sxrc_umem_get(dev, addr, length, writable);
+}
+
+/* The range of a registration: checked, or implicit ODP at iova 0. */
+static int sxrc_check_reg(u32 access, u64 addr, u64 length, u64 iova)
+{
+	int ret;
+
+	if (sxrc_implicit_odp(access, addr, length))
+		return iova ? -EINVAL : 0;
+	ret = sxrc_check_range(addr, length);
+	if (ret)
+		return ret;
+	if (iova + length < iova)
+		return -EINVAL;
+	return 0;
+}
+
 int sxrc_mr_reg(struct sxrc_call *call)
 {
 	const struct sxrc_reg_mr_in *in = call->in;
@@ -431,17 +470,14 @@ int sxrc_mr_reg(struct sxrc_call *call)
 	ret = sxrc_check_access(in->access);
 	if (ret)
 		return ret;
-	ret = sxrc_check_range(in->addr, in->length);
+	ret = sxrc_check_reg(in->access, in->addr, in->length, in->iova);
 	if (ret)
 		return ret;
-	if (in->iova + in->length < in->iova)
-		return -EINVAL;
 
 	pd_obj = sxrc_obj_get(call->ctx, in->pd_handle, SXRC_TYPE_PD);
 	if (IS_ERR(pd_obj))
 		return PTR_ERR(pd_obj);
-	umem = sxrc_umem_get(call->ctx->dev, in->addr, in->length,
-			     in->access & SXRC_ACCESS_LOCAL_WRITE);
+	umem = sxrc_umem_new(call->ctx->dev, in->addr, in->length, in->access);
 	if (IS_ERR(umem)) {
 		sxrc_obj_put(pd_obj);
 		return PTR_ERR(umem);
@@ -457,7 +493,7 @@ int sxrc_mr_reg_dmabuf(struct sxrc_call *call)
 	struct sxrc_umem *umem;
 	int ret;
 
-	if (in->reserved)
+	if (in->reserved || (in->access & SXRC_ACCESS_ON_DEMAND))
 		return -EINVAL;
 	ret = sxrc_check_access(in->access);
 	if (ret)
@@ -545,6 +581,11 @@ int sxrc_mr_rereg(struct sxrc_call *call)
 	ret = sxrc_check_access(access);
 	if (ret)
 		goto out_put;
+	/* On demand or pinned is chosen with the translation only. */
+	ret = -EINVAL;
+	if ((access ^ mr->access) & SXRC_ACCESS_ON_DEMAND &&
+	    !(in->flags & SXRC_REREG_TRANSLATION))
+		goto out_put;
 
 	if (in->flags & SXRC_REREG_PD) {
 		pd_obj = sxrc_obj_get(call->ctx, in->pd_handle, SXRC_TYPE_PD);
@@ -556,15 +597,13 @@ int sxrc_mr_rereg(struct sxrc_call *call)
 	}
 
 	if (in->flags & SXRC_REREG_TRANSLATION) {
-		ret = sxrc_check_range(in->addr, in->length);
-		if (ret || in->iova + in->length < in->iova) {
-			ret = -EINVAL;
+		ret = sxrc_check_reg(access, in->addr, in->length, in->iova);
+		if (ret)
 			goto out_put;
-		}
-		umem = sxrc_umem_get(call->ctx->dev, in->addr, in->length,
-				     access & SXRC_ACCESS_LOCAL_WRITE);
+		umem = sxrc_umem_new(call->ctx->dev, in->addr, in->length,
+				     access);
 	} else if ((access & SXRC_ACCESS_LOCAL_WRITE) &&
-		   !mr->umem->writable) {
+		   !mr->umem->writable && !mr->umem->odp) {
 		/* Newly writable: the pages must be pinned for write. */
 		umem = sxrc_umem_get(call->ctx->dev, mr->umem->addr,
 				     mr->umem->length, true);

@@ -475,7 +475,7 @@ static int sxrc_qp_check_attr(const struct sxrc_qp_attr *a, u32 mask)
 	if ((mask & SXRC_QP_PKEY_INDEX) && a->pkey_index >= SXRC_PKEY_TBL_LEN)
 		return -EINVAL;
 	if ((mask & SXRC_QP_ACCESS_FLAGS) &&
-	    (a->qp_access_flags & ~SXRC_ACCESS_ALL))
+	    (a->qp_access_flags & ~(SXRC_ACCESS_ALL & ~SXRC_ACCESS_ON_DEMAND)))
 		return -EINVAL;
 	if ((mask & SXRC_QP_PATH_MTU) &&
 	    (a->path_mtu < SXRC_MTU_MIN || a->path_mtu > SXRC_MTU_MAX))

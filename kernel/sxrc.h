@@ -11,6 +11,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/miscdevice.h>
+#include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -428,6 +429,12 @@ struct sxrc_page_run {
  * @max_blocks: entries of @blocks
  * @blocks: the runs (pages in order, coalesced when contiguous); run i
  *	is blocks[i / SXRC_RUNS_PER_BLOCK][i % SXRC_RUNS_PER_BLOCK]
+ * @odp: an on-demand paging region (odp.c): nothing is pinned, @blocks
+ *	stay empty, pages are looked up through @notifier as copies need them
+ * @notifier: follows [addr, addr + length) of @owner_mm (ODP)
+ * @odp_lock: held while the engine touches a page of the region, and by
+ *	the invalidation callback to bump @notifier's sequence: a copy that
+ *	checked the sequence under it uses pages not yet invalidated
  */
 struct sxrc_umem {
 	struct kref ref;
@@ -445,6 +452,29 @@ struct sxrc_umem {
 	unsigned long nblocks;
 	unsigned long max_blocks;
 	struct sxrc_page_run **blocks;
+	bool odp;
+	struct mmu_interval_notifier notifier;
+	spinlock_t odp_lock;	/* see above */
+};
+
+/* Pages one ODP window of a copy cursor covers. */
+#define SXRC_ODP_WIN		16
+
+/**
+ * struct sxrc_odp_win - pages of an ODP region faulted in for a cursor
+ * @umem: the region they belong to, or NULL for an empty window
+ * @start: index of the first page, from the page-aligned start of @umem
+ * @n: pages in the window
+ * @seq: @umem's notifier sequence they were faulted under; they may be
+ *	used only under @umem->odp_lock while it still holds
+ * @pfns: hmm pfns of the pages
+ */
+struct sxrc_odp_win {
+	struct sxrc_umem *umem;
+	unsigned long start;
+	unsigned long n;
+	unsigned long seq;
+	unsigned long pfns[SXRC_ODP_WIN];
 };
 
 static inline struct sxrc_page_run *sxrc_umem_run(struct sxrc_umem *umem,
@@ -904,6 +934,20 @@ int sxrc_mr_reg_dmabuf(struct sxrc_call *call);
 int sxrc_mr_rereg(struct sxrc_call *call);
 int sxrc_mr_query(struct sxrc_call *call);
 
+/* odp.c */
+struct sxrc_umem *sxrc_odp_get(struct sxrc_dev *dev, u64 addr, u64 length,
+			       bool writable);
+void sxrc_odp_release(struct sxrc_umem *umem);
+int sxrc_odp_prefault(struct sxrc_umem *umem, u64 off, u64 len, bool write,
+		      bool fault);
+int sxrc_odp_fault(struct sxrc_odp_win *w, struct sxrc_umem *umem, u64 off,
+		   u64 end, bool write);
+void sxrc_odp_lock(struct sxrc_umem *a, struct sxrc_umem *b);
+void sxrc_odp_unlock(struct sxrc_umem *a, struct sxrc_umem *b);
+bool sxrc_odp_valid(struct sxrc_odp_win *w);
+struct page *sxrc_odp_page(struct sxrc_odp_win *w, unsigned long pgidx);
+int sxrc_mr_advise(struct sxrc_call *call);
+
 /* mw.c */
 int sxrc_mw_alloc(struct sxrc_call *call);
 
@@ -956,6 +1000,7 @@ void sxrc_qp_flush_locked(struct sxrc_qp *qp);
 void sxrc_qp_mark_error(struct sxrc_qp *qp);
 void sxrc_qp_engine_ready(struct sxrc_qp *qp);
 void sxrc_rq_flush(struct sxrc_qp *qp);
+struct sxrc_mr *sxrc_mr_lookup(struct sxrc_dev *dev, u32 key);
 
 /* xrc.c */
 int sxrc_xrcd_open(struct sxrc_call *call);

@@ -757,7 +757,7 @@ static int hcall(int fd, int m, uint32_t h, uint32_t qpn, uint32_t *made)
 		meth = SXRC_MR_REREG;
 		in.rereg.handle = h;
 		in.rereg.flags = SXRC_REREG_ACCESS;
-		in.rereg.access = SXRC_ACCESS_ALL;
+		in.rereg.access = SXRC_ACCESS_ALL & ~SXRC_ACCESS_ON_DEMAND;
 		in_len = sizeof(in.rereg);
 		out_len = sizeof(struct sxrc_reg_mr_out);
 		break;

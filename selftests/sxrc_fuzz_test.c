@@ -466,6 +466,8 @@ static uint32_t gen_access(struct fz *t)
 	if (pct(&t->r, 90) && (a & (SXRC_ACCESS_REMOTE_WRITE |
 				    SXRC_ACCESS_REMOTE_ATOMIC)))
 		a |= SXRC_ACCESS_LOCAL_WRITE;
+	if (pct(&t->r, 30))
+		a |= SXRC_ACCESS_ON_DEMAND;
 	if (pct(&t->r, 3))
 		a |= 1u << rnd(&t->r, 32);
 	return a;
@@ -499,6 +501,38 @@ static void gen_mr_reg(struct fz *t, struct fctx *c, struct call *k)
 	in->pd_handle = pick_handle(t, c, K_PD);
 	in->access = gen_access(t);
 	in->user_cookie = rnd64(&t->r);
+	/*
+	 * Implicit ODP, read-only: a peer writing at random addresses of
+	 * the fuzzer's own address space would wreck the fuzzer.
+	 */
+	if (pct(&t->r, 3)) {
+		in->addr = 0;
+		in->length = ~0ULL;
+		in->iova = pct(&t->r, 90) ? 0 : rnd64(&t->r);
+		in->access = SXRC_ACCESS_ON_DEMAND |
+			     (pct(&t->r, 50) ? SXRC_ACCESS_REMOTE_READ : 0);
+	}
+}
+
+/* Up to 8 entries SXRC_MR_ADVISE points at, per thread. */
+static __thread struct sxrc_sge g_advise_sge[8];
+
+static void gen_sge(struct fz *t, struct fctx *c, struct sxrc_sge *s);
+
+static void gen_mr_advise(struct fz *t, struct fctx *c, struct call *k)
+{
+	struct sxrc_advise_mr_in *in = (void *)t->in;
+	uint32_t i;
+
+	in->pd_handle = pick_handle(t, c, K_PD);
+	in->advice = pct(&t->r, 90) ? rnd(&t->r, 3) : rnd(&t->r, 64);
+	in->flags = pct(&t->r, 90) ? rnd(&t->r, 2) : (uint32_t)rnd64(&t->r);
+	in->num_sge = pct(&t->r, 95) ? 1 + rnd(&t->r, 8) : rnd(&t->r, 2000);
+	for (i = 0; i < 8; i++)
+		gen_sge(t, c, &g_advise_sge[i]);
+	in->sg_list = (uintptr_t)g_advise_sge;
+	if (pct(&t->r, 3))
+		in->sg_list = pct(&t->r, 50) ? 0 : rnd64(&t->r);
 }
 
 /* The udmabuf (or -1), then fds that are no dma-buf or no file at all. */
@@ -927,6 +961,11 @@ static void done_mr(struct fz *t, struct fctx *c, struct call *k)
 
 		o->iova = in->iova;
 		o->len = in->length;
+		if (!in->addr && in->length == ~0ULL) {
+			/* Implicit ODP: aim at the thread's buffer. */
+			o->iova = (uintptr_t)t->buf;
+			o->len = FZ_BUFSZ;
+		}
 	} else if (k->meth == SXRC_MR_REG_DMABUF) {
 		const struct sxrc_reg_dmabuf_mr_in *in = (void *)t->in;
 
@@ -1101,6 +1140,8 @@ static const struct method methods[] = {
 	  SZ(sxrc_query_mr_out), 2, gen_mr_query, NULL),
 	M(SXRC_OBJ_MR, SXRC_MR_REG_DMABUF, SZ(sxrc_reg_dmabuf_mr_in),
 	  SZ(sxrc_reg_mr_out), 4, gen_mr_reg_dmabuf, done_mr),
+	M(SXRC_OBJ_MR, SXRC_MR_ADVISE, SZ(sxrc_advise_mr_in), 0, 3,
+	  gen_mr_advise, NULL),
 	M(SXRC_OBJ_CQ, SXRC_CQ_CREATE, SZ(sxrc_create_cq_in),
 	  SZ(sxrc_cq_ring_out), 7, gen_cq_create, done_cq),
 	M(SXRC_OBJ_CQ, SXRC_CQ_DESTROY, SZ(sxrc_handle_in),

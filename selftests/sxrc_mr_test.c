@@ -151,7 +151,7 @@ TEST_F(mr, access_rules)
 	EXPECT_EQ(EINVAL, errno);
 	errno = 0;
 	EXPECT_EQ(NULL, ibv_reg_mr(self->pd, self->buf, 4096,
-				   IBV_ACCESS_ON_DEMAND));
+				   IBV_ACCESS_ZERO_BASED));
 	EXPECT_EQ(EINVAL, errno);
 	/* Read-only remote access needs nothing else. */
 	mr = ibv_reg_mr(self->pd, self->buf, 4096, IBV_ACCESS_REMOTE_READ);

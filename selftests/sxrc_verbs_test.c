@@ -73,7 +73,8 @@ TEST_F(dev, query_device)
 	ASSERT_EQ(0, ibv_query_device_ex(self->ctx, NULL, &ex));
 	EXPECT_EQ(attr.max_pd, ex.orig_attr.max_pd);
 	EXPECT_EQ(1, ex.phys_port_cnt_ex);
-	EXPECT_EQ(0, ex.odp_caps.general_caps);
+	EXPECT_EQ(IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT,
+		  ex.odp_caps.general_caps);
 
 	struct ibv_query_device_ex_input in = { .comp_mask = 1 };
 

@@ -183,6 +183,8 @@ static int sxrc_context_new(struct ibv_device *device, int fd,
 	ctx->vctx.close_xrcd = sxrc_close_xrcd;
 	ctx->vctx.open_qp = sxrc_open_qp;
 	ctx->vctx.alloc_td = sxrc_alloc_td;
+	if (q->features & SXRC_FEATURE_ODP)
+		ctx->vctx.advise_mr = sxrc_advise_mr;
 	ctx->vctx.dealloc_td = sxrc_dealloc_td;
 	ctx->vctx.alloc_parent_domain = sxrc_alloc_parent_domain;
 	ctx->vctx.context.ops.poll_cq = sxrc_poll_cq;
@@ -412,6 +414,19 @@ int sxrc_query_device_ex(struct ibv_context *context,
 		/* The completion clock: CLOCK_MONOTONIC, 1 GHz (in kHz). */
 		ex.completion_timestamp_mask = UINT64_MAX;
 		ex.hca_core_clock = 1000000;
+	}
+	if (to_sxrc_ctx(context)->features & SXRC_FEATURE_ODP) {
+		/* What SXRC_FEATURE_ODP promises; UC is not covered. */
+		ex.odp_caps.general_caps = IBV_ODP_SUPPORT |
+					   IBV_ODP_SUPPORT_IMPLICIT;
+		ex.odp_caps.per_transport_caps.rc_odp_caps =
+			IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+			IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+			IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+		ex.odp_caps.per_transport_caps.ud_odp_caps =
+			IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+			IBV_ODP_SUPPORT_SRQ_RECV;
+		ex.xrc_odp_caps = ex.odp_caps.per_transport_caps.rc_odp_caps;
 	}
 	if (attr_size > sizeof(ex)) {
 		memset((char *)attr + sizeof(ex), 0, attr_size - sizeof(ex));

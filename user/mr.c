@@ -142,6 +142,28 @@ SXRC_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd,
 	return &mr->ibmr;
 }
 
+/*
+ * ibv_advise_mr() of rdma-core, for on-demand regions: the module does
+ * the prefetch before returning, so IBV_ADVISE_MR_FLAG_FLUSH changes
+ * nothing.  struct ibv_sge and struct sxrc_sge share their layout.
+ */
+int sxrc_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	struct sxrc_advise_mr_in in = {
+		.sg_list = (uintptr_t)sg_list,
+		.pd_handle = to_sxrc_pd(pd)->handle,
+		.advice = advice,
+		.flags = flags,
+		.num_sge = num_sge,
+	};
+
+	_Static_assert(sizeof(struct ibv_sge) == sizeof(struct sxrc_sge),
+		       "ibv_sge and sxrc_sge differ");
+	return sxrc_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_ADVISE,
+			   &in, sizeof(in), NULL, 0);
+}
+
 #undef ibv_reg_mr
 SXRC_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr,
 				      size_t length, int access)

@@ -411,6 +411,8 @@ void sxrc_explain_limit(struct ibv_context *context, const char *type);
 /* device.c */
 int sxrc_query_port(struct ibv_context *context, uint8_t port_num,
 		    struct ibv_port_attr *attr, size_t attr_size);
+int sxrc_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 int sxrc_query_device_ex(struct ibv_context *context,
 			 const struct ibv_query_device_ex_input *input,
 			 struct ibv_device_attr_ex *attr, size_t attr_size);

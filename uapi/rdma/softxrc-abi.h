@@ -162,6 +162,10 @@ enum sxrc_ctx_method {
  *	the time they were produced (struct sxrc_cqe_ts)
  * @SXRC_FEATURE_IMPORT: SXRC_IOCTL_IMPORT, SXRC_PD_QUERY, SXRC_MR_QUERY
  * @SXRC_FEATURE_DMABUF_MR: SXRC_MR_REG_DMABUF, regions over a dma-buf
+ * @SXRC_FEATURE_ODP: SXRC_ACCESS_ON_DEMAND regions (explicit, and implicit
+ *	over the whole address space) and SXRC_MR_ADVISE.  They serve every
+ *	opcode of RC and XRC (SEND, RECV, SRQ_RECV, WRITE, READ, ATOMIC)
+ *	and UD (SEND, RECV, SRQ_RECV); UC is not covered
  */
 enum sxrc_features {
 	SXRC_FEATURE_ASYNC_EVENTS = 1 << 0,
@@ -169,12 +173,14 @@ enum sxrc_features {
 	SXRC_FEATURE_CQE_TIMESTAMP = 1 << 2,
 	SXRC_FEATURE_IMPORT = 1 << 3,
 	SXRC_FEATURE_DMABUF_MR = 1 << 4,
+	SXRC_FEATURE_ODP = 1 << 5,
 };
 
 #define SXRC_FEATURES_ALL	(SXRC_FEATURE_ASYNC_EVENTS | SXRC_FEATURE_XRC | \
 				 SXRC_FEATURE_CQE_TIMESTAMP |		\
 				 SXRC_FEATURE_IMPORT |			\
-				 SXRC_FEATURE_DMABUF_MR)
+				 SXRC_FEATURE_DMABUF_MR |		\
+				 SXRC_FEATURE_ODP)
 
 /**
  * struct sxrc_query_ctx_out - SXRC_CTX_QUERY output; the method has no
@@ -496,6 +502,18 @@ struct sxrc_handle_in {
  * memory.  An exporter that cannot map the buffer for the CPU, or maps
  * it as I/O memory, gets EOPNOTSUPP.  SXRC_MR_REREG may change such a
  * region's PD and access, not its translation (EOPNOTSUPP).
+ *
+ * SXRC_ACCESS_ON_DEMAND (SXRC_FEATURE_ODP) makes an on-demand paging
+ * region: nothing is pinned or charged to RLIMIT_MEMLOCK.  The module
+ * follows the range through an MMU interval notifier on the registrant's
+ * mm and faults pages in (for write when the access writes) as the
+ * engine reaches them; an munmap(), mremap() or copy-on-write waits for
+ * a copy in progress and the engine never uses a page after it was
+ * invalidated.  An access to a part that is not mapped, or a write to a
+ * read-only mapping, fails as an access to a bad key would (local:
+ * SXRC_WC_LOC_PROT_ERR; remote: SXRC_WC_REM_ACCESS_ERR).  addr 0 with
+ * length ~0 and iova 0 registers the whole address space (implicit
+ * ODP).  SXRC_MR_ADVISE prefetches ranges of such regions.
  */
 enum sxrc_mr_method {
 	SXRC_MR_REG = 0,
@@ -503,6 +521,7 @@ enum sxrc_mr_method {
 	SXRC_MR_REREG = 2,
 	SXRC_MR_QUERY = 3,
 	SXRC_MR_REG_DMABUF = 4,
+	SXRC_MR_ADVISE = 5,
 };
 
 /* access bits: the values of enum ibv_access_flags */
@@ -511,11 +530,13 @@ enum sxrc_mr_method {
 #define SXRC_ACCESS_REMOTE_READ		_BITUL(2)
 #define SXRC_ACCESS_REMOTE_ATOMIC	_BITUL(3)
 #define SXRC_ACCESS_MW_BIND		_BITUL(4)
+#define SXRC_ACCESS_ON_DEMAND		_BITUL(6)
 #define SXRC_ACCESS_ALL		(SXRC_ACCESS_LOCAL_WRITE |		\
 				 SXRC_ACCESS_REMOTE_WRITE |		\
 				 SXRC_ACCESS_REMOTE_READ |		\
 				 SXRC_ACCESS_REMOTE_ATOMIC |		\
-				 SXRC_ACCESS_MW_BIND)
+				 SXRC_ACCESS_MW_BIND |			\
+				 SXRC_ACCESS_ON_DEMAND)
 /* What a memory window may grant: remote access only. */
 #define SXRC_ACCESS_MW_ALL	(SXRC_ACCESS_REMOTE_WRITE |		\
 				 SXRC_ACCESS_REMOTE_READ |		\
@@ -609,6 +630,40 @@ struct sxrc_rereg_mr_in {
 	__aligned_u64 iova;
 	__u32 pd_handle;
 	__u32 access;
+};
+
+/* SXRC_MR_ADVISE advice: the values of enum ibv_advise_mr_advice */
+#define SXRC_ADVISE_PREFETCH		0
+#define SXRC_ADVISE_PREFETCH_WRITE	1
+#define SXRC_ADVISE_PREFETCH_NO_FAULT	2
+/* SXRC_MR_ADVISE flags: those of enum ibv_advise_mr_flags */
+#define SXRC_ADVISE_FLAG_FLUSH		_BITUL(0)
+#define SXRC_ADVISE_FLAGS_ALL		SXRC_ADVISE_FLAG_FLUSH
+/* Most entries one SXRC_MR_ADVISE takes. */
+#define SXRC_ADVISE_MAX_SGE		1024
+
+/**
+ * struct sxrc_advise_mr_in - input of SXRC_MR_ADVISE (no output)
+ * @sg_list: user pointer to @num_sge struct sxrc_sge, each naming an
+ *	on-demand region of @pd_handle by its lkey
+ * @pd_handle: the PD
+ * @advice: SXRC_ADVISE_*; another value gets EOPNOTSUPP
+ * @flags: SXRC_ADVISE_FLAG_*; another bit gets EINVAL
+ * @num_sge: entries, 1 to SXRC_ADVISE_MAX_SGE (EINVAL)
+ *
+ * PREFETCH faults the ranges in for reading, PREFETCH_WRITE for writing
+ * (the region must have SXRC_ACCESS_LOCAL_WRITE); PREFETCH_NO_FAULT only
+ * checks them, as the module keeps no translation between accesses.
+ * The work is done before the call returns, with or without FLUSH.  An
+ * lkey that names no on-demand region of the PD, a range outside its
+ * region, or one that is not mapped gets EFAULT.
+ */
+struct sxrc_advise_mr_in {
+	__aligned_u64 sg_list;
+	__u32 pd_handle;
+	__u32 advice;
+	__u32 flags;
+	__u32 num_sge;
 };
 
 /**
