@@ -192,10 +192,28 @@ static void mpi_job(struct __test_metadata *_metadata, const char *stack,
 	if (!ranks_chosen(np))
 		SKIP(return, "%d ranks run on another kernel (SXRC_MPI_RANKS)", np);
 	ASSERT_TRUE(device_idle(0));
-	snprintf(cmd, sizeof(cmd), "NP=%d TIMEOUT=240 selftests/mpi/run-mpi %s",
+	snprintf(cmd, sizeof(cmd),
+		 "NP=%d TIMEOUT=240 SXRC_MPI_VERBOSE=1 selftests/mpi/run-mpi %s",
 		 np, stack);
 	rc = run(cmd, 270, &out);
 	ASSERT_NE(NULL, out);
+	/*
+	 * An 8-rank openib job, 8 ranks polling on 2 vCPUs, once in about
+	 * 30 runs on a loaded machine has not ended after 240 s (all ranks
+	 * in sched_yield(); Documentation/mpi.rst, "Known problems").  Such
+	 * a job is shown with run-mpi's diagnosis and run once more; wrong
+	 * data, an error exit or a second timeout fail.
+	 */
+	if (rc && strstr(out, "FAIL (exit 124)")) {
+		tail(out, 120);
+		TH_LOG("%s, %d ranks: past its time; running it once more",
+		       stack, np);
+		free(out);
+		out = NULL;
+		ASSERT_TRUE(device_idle(10000));
+		rc = run(cmd, 270, &out);
+		ASSERT_NE(NULL, out);
+	}
 	if (rc || !strstr(out, "sxrc_mpi_check: PASS (0 errors)"))
 		tail(out, 90);
 	EXPECT_EQ(0, rc);
@@ -204,17 +222,17 @@ static void mpi_job(struct __test_metadata *_metadata, const char *stack,
 	EXPECT_TRUE(device_idle(10000));
 }
 
-TEST_F_TIMEOUT(mpi, ranks_2, 300)
+TEST_F_TIMEOUT(mpi, ranks_2, 600)
 {
 	mpi_job(_metadata, variant->stack, 2);
 }
 
-TEST_F_TIMEOUT(mpi, ranks_4, 300)
+TEST_F_TIMEOUT(mpi, ranks_4, 600)
 {
 	mpi_job(_metadata, variant->stack, 4);
 }
 
-TEST_F_TIMEOUT(mpi, ranks_8, 300)
+TEST_F_TIMEOUT(mpi, ranks_8, 600)
 {
 	mpi_job(_metadata, variant->stack, 8);
 }
