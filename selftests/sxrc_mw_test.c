@@ -14,6 +14,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
 #define BUF_SIZE	(64 * 1024)
 #define TGT		0		/* target area, 16 KiB */
@@ -21,7 +22,6 @@
 #define SRC		(32 * 1024)	/* A's source and sink area */
 #define REMOTE_ALL	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 			 IBV_ACCESS_REMOTE_ATOMIC)
-#define PARAMS		"/sys/module/softxrc/parameters"
 
 FIXTURE(mw) {
 	struct ibv_device **list;
@@ -34,89 +34,13 @@ FIXTURE(mw) {
 	struct ibv_mr *src;	/* LOCAL_WRITE over SRC */
 };
 
-static int write_param(const char *name, long v)
-{
-	char path[128], val[32];
-	FILE *f;
-	int ret;
-
-	snprintf(path, sizeof(path), PARAMS "/%s", name);
-	snprintf(val, sizeof(val), "%ld", v);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ret = fputs(val, f) < 0;
-	return fclose(f) || ret ? -1 : 0;
-}
-
-static long read_param(const char *name)
-{
-	char path[128];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), PARAMS "/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_cq *cq,
-				enum ibv_qp_type type)
-{
-	struct ibv_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = type, .sq_sig_all = 1,
-		.cap = { .max_send_wr = 32, .max_recv_wr = 32,
-			 .max_send_sge = 2, .max_recv_sge = 2 },
-	};
-
-	return ibv_create_qp(pd, &ia);
-}
-
+/* RC or UC towards @dqpn; a forgotten receive fails fast. */
 static int connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = REMOTE_ALL,
-	};
-	int rc = qp->qp_type == IBV_QPT_RC;
+	struct sxrc_link l = { SXRC_LINK_DEFAULTS, .dqpn = dqpn,
+			       .access = REMOTE_ALL, .rnr_retry = 2 };
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
-			   IBV_QP_MIN_RNR_TIMER : 0)))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 2;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0));
-}
-
-static int reset_qp(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	return sxrc_qp_up(qp, &l);
 }
 
 FIXTURE_SETUP(mw)
@@ -147,8 +71,8 @@ FIXTURE_SETUP(mw)
 	self->src = ibv_reg_mr(self->pd, self->buf + SRC, BUF_SIZE - SRC,
 			       IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(NULL, self->src);
-	self->a = create_qp(self->pd, self->cqa, IBV_QPT_RC);
-	self->b = create_qp(self->pd, self->cqb, IBV_QPT_RC);
+	self->a = sxrc_qp_new(self->pd, self->cqa, IBV_QPT_RC, 32, 2);
+	self->b = sxrc_qp_new(self->pd, self->cqb, IBV_QPT_RC, 32, 2);
 	ASSERT_NE(NULL, self->a);
 	ASSERT_NE(NULL, self->b);
 	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num));
@@ -168,19 +92,6 @@ FIXTURE_TEARDOWN(mw)
 
 /* ------------------------------------------------------------------ */
 
-static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	int i, n;
-
-	for (i = 0; i < 20000; i++) {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n;
-		usleep(100);
-	}
-	return 0;
-}
-
 /* Post one WR on @qp and return the status of its completion on @cq. */
 static int run_wr(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_send_wr *wr,
 		  enum ibv_wc_opcode *op)
@@ -191,7 +102,7 @@ static int run_wr(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_send_wr *wr,
 	wr->send_flags |= IBV_SEND_SIGNALED;
 	if (ibv_post_send(qp, wr, &bad))
 		return -1;
-	if (wait_wc(cq, &wc) != 1)
+	if (sxrc_poll_n(cq, &wc, 1, 2000) != 1)
 		return -2;
 	if (op)
 		*op = wc.opcode;
@@ -264,7 +175,7 @@ TEST_F(mw, device_reports_windows)
 	EXPECT_NE(0, a.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B);
 	EXPECT_GT(a.max_mw, 0);
 	/* The real limit: the module parameter (below the key space). */
-	EXPECT_EQ(a.max_mw, read_param("max_mw"));
+	EXPECT_EQ(a.max_mw, sxrc_param_read("max_mw"));
 }
 
 TEST_F(mw, alloc_dealloc)
@@ -564,8 +475,8 @@ TEST_F(mw, type2_on_uc)
 	ASSERT_NE(NULL, mw);
 	ASSERT_EQ(0, ibv_destroy_qp(self->a));
 	ASSERT_EQ(0, ibv_destroy_qp(self->b));
-	self->a = create_qp(self->pd, self->cqa, IBV_QPT_UC);
-	self->b = create_qp(self->pd, self->cqb, IBV_QPT_UC);
+	self->a = sxrc_qp_new(self->pd, self->cqa, IBV_QPT_UC, 32, 2);
+	self->b = sxrc_qp_new(self->pd, self->cqb, IBV_QPT_UC, 32, 2);
 	ASSERT_NE(NULL, self->a);
 	ASSERT_NE(NULL, self->b);
 	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num));
@@ -754,7 +665,7 @@ TEST_F(mw, bind_on_invalidated_mr)
 /* Windows are bound on RC and UC QPs only; the library says EINVAL. */
 TEST_F(mw, bind_on_ud_qp)
 {
-	struct ibv_qp *ud = create_qp(self->pd, self->cqb, IBV_QPT_UD);
+	struct ibv_qp *ud = sxrc_qp_new(self->pd, self->cqb, IBV_QPT_UD, 32, 2);
 	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW }, *bad;
 
@@ -853,7 +764,7 @@ TEST_F(mw, type2_remote_invalidate)
 	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
 	swr.invalidate_rkey = k;
 	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->a, self->cqa, &swr, NULL));
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
 	EXPECT_NE(0, wc.wc_flags & IBV_WC_WITH_INV);
@@ -905,7 +816,7 @@ static int bind1(FIXTURE_DATA(mw) *self, struct ibv_mw *mw,
 	ret = ibv_bind_mw(self->b, mw, &b);
 	if (ret)
 		return -ret;
-	if (wait_wc(self->cqb, &wc) != 1)
+	if (sxrc_poll_n(self->cqb, &wc, 1, 2000) != 1)
 		return -1000;
 	if (wc.status == IBV_WC_SUCCESS && wc.opcode != IBV_WC_BIND_MW)
 		return -1001;
@@ -974,7 +885,7 @@ TEST_F(mw, type1_through_any_qp)
 	b.bind_info.addr = tgt(self, 0);
 	/* Bound through A; A's own writes land on B: still allowed. */
 	ASSERT_EQ(0, ibv_bind_mw(self->a, mw, &b));
-	ASSERT_EQ(1, wait_wc(self->cqa, &wc));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqa, &wc, 1, 2000));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 16,
 				       tgt(self, 0), mw->rkey));
@@ -1051,8 +962,8 @@ TEST_F(mw, other_context_cannot_bind_my_window)
 	ASSERT_NE(NULL, pd2);
 	cq2 = ibv_create_cq(ctx2, 16, NULL, NULL, 0);
 	ASSERT_NE(NULL, cq2);
-	c = create_qp(pd2, cq2, IBV_QPT_RC);
-	d = create_qp(pd2, cq2, IBV_QPT_RC);
+	c = sxrc_qp_new(pd2, cq2, IBV_QPT_RC, 32, 2);
+	d = sxrc_qp_new(pd2, cq2, IBV_QPT_RC, 32, 2);
 	ASSERT_NE(NULL, c);
 	ASSERT_NE(NULL, d);
 	ASSERT_EQ(0, connect_qp(c, d->qp_num));
@@ -1195,9 +1106,9 @@ TEST_F(mw, type2_qp_destroyed)
 					self->tgt, 0, 4096, REMOTE_ALL, &k));
 	ASSERT_EQ(0, ibv_destroy_qp(self->b));
 	/* A new B, A connected to it: the window is not the new QP's. */
-	self->b = create_qp(self->pd, self->cqb, IBV_QPT_RC);
+	self->b = sxrc_qp_new(self->pd, self->cqb, IBV_QPT_RC, 32, 2);
 	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, reset_qp(self->a));
+	ASSERT_EQ(0, sxrc_qp_to(self->a, IBV_QPS_RESET));
 	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num));
 	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num));
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
@@ -1304,8 +1215,8 @@ TEST_F(mw, churn_under_traffic)
 
 	ASSERT_EQ(0, ibv_destroy_qp(self->a));
 	ASSERT_EQ(0, ibv_destroy_qp(self->b));
-	self->a = create_qp(self->pd, self->cqa, IBV_QPT_UC);
-	self->b = create_qp(self->pd, self->cqb, IBV_QPT_UC);
+	self->a = sxrc_qp_new(self->pd, self->cqa, IBV_QPT_UC, 32, 2);
+	self->b = sxrc_qp_new(self->pd, self->cqb, IBV_QPT_UC, 32, 2);
 	ASSERT_NE(NULL, self->a);
 	ASSERT_NE(NULL, self->b);
 	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num));
@@ -1383,7 +1294,7 @@ TEST_F(mw, wr_bind_mw)
 	qp = ibv_create_qp_ex(self->ctx, &ia);
 	ASSERT_NE(NULL, qp);
 	self->b = qp;
-	ASSERT_EQ(0, reset_qp(self->a));
+	ASSERT_EQ(0, sxrc_qp_to(self->a, IBV_QPS_RESET));
 	ASSERT_EQ(0, connect_qp(self->a, qp->qp_num));
 	ASSERT_EQ(0, connect_qp(qp, self->a->qp_num));
 	x = ibv_qp_to_qp_ex(qp);
@@ -1396,7 +1307,7 @@ TEST_F(mw, wr_bind_mw)
 	x->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_bind_mw(x, mw, k, &info);
 	ASSERT_EQ(0, ibv_wr_complete(x));
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_BIND_MW, wc.opcode);
 	EXPECT_EQ(21, wc.wr_id);
@@ -1406,7 +1317,7 @@ TEST_F(mw, wr_bind_mw)
 	x->wr_id = 22;
 	ibv_wr_local_inv(x, k);
 	ASSERT_EQ(0, ibv_wr_complete(x));
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 }
 
@@ -1705,21 +1616,6 @@ TEST_F(mw, rereg_pd_of_another_context)
 	ibv_close_device(ctx2);
 }
 
-static long vmpin_kib(void)
-{
-	char line[128];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 /*
  * An unprivileged rereg past RLIMIT_MEMLOCK fails with ENOMEM and leaves
  * the region and the process's pinned count as they were.
@@ -1753,21 +1649,21 @@ TEST_F(mw, rereg_over_memlock_unprivileged)
 		if (!mr)
 			_exit(12);
 		lkey = mr->lkey;
-		pinned = vmpin_kib();
+		pinned = sxrc_vmpin_kib(0);
 		errno = 0;
 		if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
 				 big, 1 << 20, 0) != IBV_REREG_MR_ERR_INPUT)
 			_exit(20);
 		if (errno != ENOMEM)
 			_exit(21);
-		if (vmpin_kib() != pinned || mr->lkey != lkey ||
+		if (sxrc_vmpin_kib(0) != pinned || mr->lkey != lkey ||
 		    mr->addr != big || mr->length != 4096)
 			_exit(22);
 		/* Still a region: a rereg within the limit works. */
 		if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
 				 big + 8192, 8192, 0))
 			_exit(23);
-		if (ibv_dereg_mr(mr) || vmpin_kib() != 0)
+		if (ibv_dereg_mr(mr) || sxrc_vmpin_kib(0) != 0)
 			_exit(24);
 		_exit(0);
 	}
@@ -1806,12 +1702,12 @@ TEST_F(mw, rereg_between_batches)
 /* An unprivileged user gets max_mw_per_user windows, not one more. */
 TEST_F(mw, per_user_limit)
 {
-	long saved = read_param("max_mw_per_user");
+	long saved = sxrc_param_read("max_mw_per_user");
 	pid_t pid;
 	int status;
 
 	ASSERT_GT(saved, 0);
-	ASSERT_EQ(0, write_param("max_mw_per_user", 3));
+	ASSERT_EQ(0, sxrc_param_write("max_mw_per_user", 3));
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
@@ -1834,7 +1730,7 @@ TEST_F(mw, per_user_limit)
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	write_param("max_mw_per_user", saved);
+	sxrc_param_write("max_mw_per_user", saved);
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }

@@ -23,6 +23,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 #include "sxrc_xrc.h"
 
 #define BUF_SIZE	(1UL << 20)
@@ -205,55 +206,6 @@ static int rcv_create(struct ibv_xrc_domain *d, uint32_t *qpn)
 	return ibv_create_xrc_rcv_qp(&ia, qpn);
 }
 
-static int rcv_init(struct ibv_xrc_domain *d, uint32_t qpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .pkey_index = 0,
-		.qp_access_flags = REMOTE_ALL,
-	};
-
-	return ibv_modify_xrc_rcv_qp(d, qpn, &a, IBV_QP_STATE |
-				     IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				     IBV_QP_ACCESS_FLAGS);
-}
-
-static int rcv_rtr(struct ibv_xrc_domain *d, uint32_t qpn, uint32_t dqpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dqpn, .rq_psn = RQ_PSN,
-		.max_dest_rd_atomic = 4, .min_rnr_timer = 1,
-		.ah_attr = { .dlid = 1, .port_num = 1 },
-	};
-
-	return ibv_modify_xrc_rcv_qp(d, qpn, &a, IBV_QP_STATE | IBV_QP_AV |
-				     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				     IBV_QP_RQ_PSN |
-				     IBV_QP_MAX_DEST_RD_ATOMIC |
-				     IBV_QP_MIN_RNR_TIMER);
-}
-
-static int rcv_rts(struct ibv_xrc_domain *d, uint32_t qpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTS, .timeout = 14, .sq_psn = SQ_PSN,
-	};
-
-	return ibv_modify_xrc_rcv_qp(d, qpn, &a, IBV_QP_STATE |
-				     IBV_QP_TIMEOUT | IBV_QP_SQ_PSN);
-}
-
-static int rcv_up(struct ibv_xrc_domain *d, uint32_t qpn, uint32_t dqpn)
-{
-	int ret = rcv_init(d, qpn);
-
-	if (!ret)
-		ret = rcv_rtr(d, qpn, dqpn);
-	if (!ret)
-		ret = rcv_rts(d, qpn);
-	return ret;
-}
-
 static enum ibv_qp_state rcv_state(struct ibv_xrc_domain *d, uint32_t qpn,
 				   int *err)
 {
@@ -308,54 +260,6 @@ static int xsend(struct ibv_qp *qp, struct node *n, enum ibv_wr_opcode op,
 	wr.wr.rdma.rkey = rkey;
 	wr.imm_data = htonl(0xfeed0000 | (uint32_t)wr_id);
 	return ibv_post_send(qp, &wr, &bad);
-}
-
-/* Up to @n completions within @ms; how many came. */
-static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
-{
-	int got = 0;
-
-	while (got < n) {
-		int r = ibv_poll_cq(cq, n - got, wc + got);
-
-		if (r < 0)
-			return r;
-		got += r;
-		if (got == n || ms <= 0)
-			break;
-		usleep(1000);
-		ms--;
-	}
-	return got;
-}
-
-/* Wait for an async event on @ctx; 0 or -1 (timeout, error). */
-static int get_event(struct ibv_context *ctx, struct ibv_async_event *ev,
-		     int ms)
-{
-	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
-
-	if (poll(&p, 1, ms) != 1)
-		return -1;
-	return ibv_get_async_event(ctx, ev);
-}
-
-static void fill(char *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (char)(seed * 31 + i * 7 + 1);
-}
-
-static bool filled(const char *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != (char)(seed * 31 + i * 7 + 1))
-			return false;
-	return true;
 }
 
 static bool all_zero(const char *p, size_t len)
@@ -628,17 +532,17 @@ static int roundtrip(struct node *n, struct ibv_qp *sqp, struct ibv_srq *srq,
 {
 	struct ibv_wc wc[2], *s, *r;
 
-	fill(n->buf, MSG, seed);
+	sxrc_fill(n->buf, MSG, seed);
 	memset(n->buf + dst, 0, MSG);
 	if (srq_recv(srq, n, dst, MSG, 0x5000 + seed))
 		return __LINE__;
 	if (xsend(sqp, n, IBV_WR_SEND, 0, MSG, srq_num(srq), NULL, 0, seed))
 		return __LINE__;
 	if (cq == n->cq) {
-		if (poll_n(cq, wc, 2, WAIT_MS) != 2)
+		if (sxrc_poll_n(cq, wc, 2, WAIT_MS) != 2)
 			return __LINE__;
-	} else if (poll_n(n->cq, &wc[0], 1, WAIT_MS) != 1 ||
-		   poll_n(cq, &wc[1], 1, WAIT_MS) != 1) {
+	} else if (sxrc_poll_n(n->cq, &wc[0], 1, WAIT_MS) != 1 ||
+		   sxrc_poll_n(cq, &wc[1], 1, WAIT_MS) != 1) {
 		return __LINE__;
 	}
 	s = wc[0].wr_id == seed ? &wc[0] : &wc[1];
@@ -648,7 +552,7 @@ static int roundtrip(struct node *n, struct ibv_qp *sqp, struct ibv_srq *srq,
 	if (r->status != IBV_WC_SUCCESS || r->wr_id != 0x5000 + seed ||
 	    r->byte_len != MSG || r->opcode != IBV_WC_RECV)
 		return __LINE__;
-	return filled(n->buf + dst, MSG, seed) ? 0 : __LINE__;
+	return sxrc_filled(n->buf + dst, MSG, seed) ? 0 : __LINE__;
 }
 
 TEST_F(xrc, domain_survives_close_and_unlink)
@@ -969,7 +873,7 @@ TEST_F(xrc, rcv_qp_modify_and_query)
 	a.qp_state = IBV_QPS_RTR;
 	EXPECT_EQ(EINVAL, ibv_modify_xrc_rcv_qp(d, qpn, &a, IBV_QP_STATE));
 
-	ASSERT_EQ(0, rcv_init(d, qpn));
+	ASSERT_EQ(0, rcv_step(d, qpn, 0, IBV_QPS_INIT));
 	memset(&a, 0xff, sizeof(a));
 	memset(&ia, 0xff, sizeof(ia));
 	ASSERT_EQ(0, ibv_query_xrc_rcv_qp(d, qpn, &a, IBV_QP_STATE, &ia));
@@ -979,8 +883,8 @@ TEST_F(xrc, rcv_qp_modify_and_query)
 	EXPECT_EQ(REMOTE_ALL, a.qp_access_flags);
 	EXPECT_EQ(IBV_QPT_XRC_RECV, ia.qp_type);
 
-	ASSERT_EQ(0, rcv_rtr(d, qpn, 0x4242));
-	ASSERT_EQ(0, rcv_rts(d, qpn));
+	ASSERT_EQ(0, rcv_step(d, qpn, 0x4242, IBV_QPS_RTR));
+	ASSERT_EQ(0, rcv_step(d, qpn, 0, IBV_QPS_RTS));
 	/* Seed 004: the mask is a hint; what modify set comes back. */
 	memset(&a, 0, sizeof(a));
 	ASSERT_EQ(0, ibv_query_xrc_rcv_qp(d, qpn, &a, IBV_QP_STATE, &ia));
@@ -1319,7 +1223,7 @@ TEST_F(xrc, open_qp_is_a_registration_of_its_own)
 	oa.qp_num = qpn;
 	oq = ibv_open_qp(self->n.ctx, &oa);
 	ASSERT_NE(NULL, oq);
-	ASSERT_EQ(0, rcv_init(d, qpn));
+	ASSERT_EQ(0, rcv_step(d, qpn, 0, IBV_QPS_INIT));
 	EXPECT_EQ(0, ibv_unreg_xrc_rcv_qp(d, qpn));
 	EXPECT_EQ(qps + 1, qp_count());
 	/* Both ways still reach it. */
@@ -1517,20 +1421,20 @@ TEST_F(xrc, send_lands_in_the_named_srq)
 				      4096, 100 + i));
 	}
 	for (i = 0; i < 8; i++) {
-		fill(self->n.buf + i * MSG * 2, MSG + i, i);
+		sxrc_fill(self->n.buf + i * MSG * 2, MSG + i, i);
 		ASSERT_EQ(0, xsend(l.sqp, &self->n, i == 5 ?
 				   IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
 				   i * MSG * 2, MSG + i, srq_num(srq[i % 2]),
 				   NULL, 0, i));
 	}
-	ASSERT_EQ(8, poll_n(self->n.cq, wc, 8, WAIT_MS));
+	ASSERT_EQ(8, sxrc_poll_n(self->n.cq, wc, 8, WAIT_MS));
 	for (i = 0; i < 8; i++) {
 		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
 		EXPECT_EQ(i, wc[i].wr_id);
 		EXPECT_EQ(l.sqp->qp_num, wc[i].qp_num);
 	}
 	for (k = 0; k < 2; k++) {
-		ASSERT_EQ(4, poll_n(cq[k], wc, 4, WAIT_MS));
+		ASSERT_EQ(4, sxrc_poll_n(cq[k], wc, 4, WAIT_MS));
 		for (i = 0; i < 4; i++) {
 			int m = k + 2 * i;
 
@@ -1539,7 +1443,7 @@ TEST_F(xrc, send_lands_in_the_named_srq)
 			EXPECT_EQ(100 + m, wc[i].wr_id);
 			EXPECT_EQ(MSG + m, wc[i].byte_len);
 			EXPECT_EQ(l.qpn, wc[i].qp_num);
-			EXPECT_TRUE(filled(self->n.buf + 65536 + m * 4096,
+			EXPECT_TRUE(sxrc_filled(self->n.buf + 65536 + m * 4096,
 					   MSG + m, m));
 			if (m == 5) {
 				EXPECT_TRUE(wc[i].wc_flags & IBV_WC_WITH_IMM);
@@ -1563,10 +1467,10 @@ static int refused(FIXTURE_DATA(xrc) *self, struct link *l, uint32_t srqn,
 		return __LINE__;
 	if (target && srq_recv(target, &self->n, 131072, 4096, 2))
 		return __LINE__;
-	fill(self->n.buf, MSG, 9);
+	sxrc_fill(self->n.buf, MSG, 9);
 	if (xsend(l->sqp, &self->n, IBV_WR_SEND, 0, MSG, srqn, NULL, 0, 77))
 		return __LINE__;
-	if (poll_n(self->n.cq, &wc, 1, WAIT_MS) != 1)
+	if (sxrc_poll_n(self->n.cq, &wc, 1, WAIT_MS) != 1)
 		return __LINE__;
 	if (wc.wr_id != 77 || wc.status != IBV_WC_REM_INV_REQ_ERR) {
 		fprintf(stderr, "# status %s\n", ibv_wc_status_str(wc.status));
@@ -1630,26 +1534,26 @@ TEST_F(xrc, rdma_write_and_read)
 	ASSERT_EQ(0, link_up(self, &l));
 	srq = xrc_srq(&self->n, l.x, NULL);
 	ASSERT_NE(NULL, srq);
-	fill(src, 8192, 21);
+	sxrc_fill(src, 8192, 21);
 	ASSERT_EQ(0, xsend(l.sqp, &self->n, IBV_WR_RDMA_WRITE, 0, 8192,
 			   srq_num(srq), dst, self->n.mr->rkey, 1));
 	ASSERT_EQ(0, xsend(l.sqp, &self->n, IBV_WR_RDMA_READ, 524288, 8192,
 			   srq_num(srq), dst, self->n.mr->rkey, 2));
-	ASSERT_EQ(2, poll_n(self->n.cq, wc, 2, WAIT_MS));
+	ASSERT_EQ(2, sxrc_poll_n(self->n.cq, wc, 2, WAIT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
 	EXPECT_EQ(IBV_WC_RDMA_WRITE, wc[0].opcode);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc[1].status);
 	EXPECT_EQ(IBV_WC_RDMA_READ, wc[1].opcode);
 	EXPECT_EQ(8192, wc[1].byte_len);
-	EXPECT_TRUE(filled(dst, 8192, 21));
-	EXPECT_TRUE(filled(back, 8192, 21));
+	EXPECT_TRUE(sxrc_filled(dst, 8192, 21));
+	EXPECT_TRUE(sxrc_filled(back, 8192, 21));
 
 	/* WRITE_WITH_IMM consumes a receive of the named SRQ. */
 	ASSERT_EQ(0, srq_recv(srq, &self->n, 786432, 16, 55));
-	fill(src, 100, 22);
+	sxrc_fill(src, 100, 22);
 	ASSERT_EQ(0, xsend(l.sqp, &self->n, IBV_WR_RDMA_WRITE_WITH_IMM, 0,
 			   100, srq_num(srq), dst, self->n.mr->rkey, 3));
-	ASSERT_EQ(2, poll_n(self->n.cq, wc, 2, WAIT_MS));
+	ASSERT_EQ(2, sxrc_poll_n(self->n.cq, wc, 2, WAIT_MS));
 	/* The send and the receive completions share the CQ. */
 	if (wc[0].wr_id == 55) {
 		wc[2] = wc[0];
@@ -1663,12 +1567,12 @@ TEST_F(xrc, rdma_write_and_read)
 	EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc[1].opcode);
 	EXPECT_EQ(0xfeed0003, ntohl(wc[1].imm_data));
 	EXPECT_EQ(100, wc[1].byte_len);
-	EXPECT_TRUE(filled(dst, 100, 22));
+	EXPECT_TRUE(sxrc_filled(dst, 100, 22));
 
 	/* A key the receive QP may not use: REM_ACCESS_ERR. */
 	ASSERT_EQ(0, xsend(l.sqp, &self->n, IBV_WR_RDMA_WRITE, 0, 64,
 			   srq_num(srq), dst, self->n.mr->rkey + 0x100, 4));
-	ASSERT_EQ(1, poll_n(self->n.cq, wc, 1, WAIT_MS));
+	ASSERT_EQ(1, sxrc_poll_n(self->n.cq, wc, 1, WAIT_MS));
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc[0].status);
 }
 
@@ -1683,7 +1587,7 @@ TEST_F(xrc, empty_srq_is_rnr)
 	ASSERT_NE(NULL, srq);
 	ASSERT_EQ(0, xsend(l.sqp, &self->n, IBV_WR_SEND, 0, MSG,
 			   srq_num(srq), NULL, 0, 9));
-	ASSERT_EQ(1, poll_n(self->n.cq, &wc, 1, WAIT_MS));
+	ASSERT_EQ(1, sxrc_poll_n(self->n.cq, &wc, 1, WAIT_MS));
 	EXPECT_EQ(9, wc.wr_id);
 	EXPECT_EQ(IBV_WC_RNR_RETRY_EXC_ERR, wc.status);
 }
@@ -1744,14 +1648,14 @@ static int rank_main(FIXTURE_DATA(xrc) *self, int r)
 	sh->srqn[r] = srq_num(srq);
 	atomic_fetch_add(&sh->ready, 1);
 
-	got = poll_n(n.cq, wc, PER, WAIT_MS);
+	got = sxrc_poll_n(n.cq, wc, PER, WAIT_MS);
 	CHK(got == PER);
 	for (i = 0; i < PER; i++) {
 		CHK(wc[i].status == IBV_WC_SUCCESS);
 		CHK(wc[i].wr_id == (uint64_t)i);
 		CHK(wc[i].byte_len == MSG);
 		CHK(wc[i].qp_num == sh->qpn);
-		CHK(filled(n.buf + i * 4096, MSG, r * 16 + i));
+		CHK(sxrc_filled(n.buf + i * 4096, MSG, r * 16 + i));
 	}
 	CHK(ibv_poll_cq(n.cq, PER, wc) == 0);
 	atomic_fetch_add(&sh->done, 1);
@@ -1783,13 +1687,13 @@ TEST_F(xrc, mp_every_process_gets_its_messages)
 		for (r = 0; r < RANKS; r++) {
 			size_t off = (r * PER + i) * MSG;
 
-			fill(self->n.buf + off, MSG, r * 16 + i);
+			sxrc_fill(self->n.buf + off, MSG, r * 16 + i);
 			ASSERT_EQ(0, xsend(sqp, &self->n, IBV_WR_SEND, off,
 					   MSG, sh->srqn[r], NULL, 0,
 					   r * PER + i));
 		}
 	}
-	ASSERT_EQ(RANKS * PER, poll_n(self->n.cq, wc, RANKS * PER, WAIT_MS));
+	ASSERT_EQ(RANKS * PER, sxrc_poll_n(self->n.cq, wc, RANKS * PER, WAIT_MS));
 	for (i = 0; i < RANKS * PER; i++) {
 		enum ibv_wc_status st = wc[i].status;
 
@@ -1817,9 +1721,9 @@ static int racer_main(FIXTURE_DATA(xrc) *self, int r)
 	CHK(ibv_reg_xrc_rcv_qp(d, sh->qpn) == 0);
 	atomic_fetch_add(&sh->ready, 1);
 	CHK(shm_wait(&sh->go, 1, WAIT_MS));
-	sh->ret[r][0] = rcv_init(d, sh->qpn);
-	sh->ret[r][1] = rcv_rtr(d, sh->qpn, 0x77);
-	sh->ret[r][2] = rcv_rts(d, sh->qpn);
+	sh->ret[r][0] = rcv_step(d, sh->qpn, 0, IBV_QPS_INIT);
+	sh->ret[r][1] = rcv_step(d, sh->qpn, 0x77, IBV_QPS_RTR);
+	sh->ret[r][2] = rcv_step(d, sh->qpn, 0, IBV_QPS_RTS);
 	atomic_fetch_add(&sh->done, 1);
 	CHK(shm_wait(&sh->stage, 1, WAIT_MS));
 	return 0;
@@ -2121,7 +2025,7 @@ static int wait_rcv_event(struct ibv_context *ctx, enum ibv_event_type type,
 	for (i = 0; i < 16; i++) {
 		bool hit;
 
-		if (get_event(ctx, &ev, WAIT_MS))
+		if (sxrc_get_event(ctx, &ev, WAIT_MS))
 			return -1;
 		if (oq)
 			hit = ev.event_type == type && ev.element.qp == oq;
@@ -2196,16 +2100,16 @@ TEST_F(xrc, async_event_reaches_every_registration)
 	ASSERT_EQ(0, srq_recv(srq, &self->n, 65536, 8, 0x88));
 	ASSERT_EQ(0, xsend(l.sqp, &self->n, IBV_WR_SEND, 0, MSG,
 			   srq_num(srq), NULL, 0, 1));
-	ASSERT_EQ(1, poll_n(self->n.cq, &wc, 1, WAIT_MS));
+	ASSERT_EQ(1, sxrc_poll_n(self->n.cq, &wc, 1, WAIT_MS));
 	if (wc.wr_id == 0x88) {
 		EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
-		ASSERT_EQ(1, poll_n(self->n.cq, &wc, 1, WAIT_MS));
+		ASSERT_EQ(1, sxrc_poll_n(self->n.cq, &wc, 1, WAIT_MS));
 		EXPECT_EQ(1, wc.wr_id);
 		EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc.status);
 	} else {
 		EXPECT_EQ(1, wc.wr_id);
 		EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc.status);
-		ASSERT_EQ(1, poll_n(self->n.cq, &wc, 1, WAIT_MS));
+		ASSERT_EQ(1, sxrc_poll_n(self->n.cq, &wc, 1, WAIT_MS));
 		EXPECT_EQ(0x88, wc.wr_id);
 		EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
 	}
