@@ -80,6 +80,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
 #define ADV_ROUNDS	1000
 #define ADV_SECS	15
@@ -450,38 +451,12 @@ static uint32_t rnd(struct rng *r, uint32_t n)
 	return n ? (uint32_t)(rnd64(r) >> 32) % n : 0;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
-}
-
 static void counts_get(long *c)
 {
 	int i;
 
 	for (i = 0; i < NCNT; i++)
 		c[i] = sxrc_sysfs_long(cnt_attr[i]);
-}
-
-static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
-{
-	uint64_t end = now_ms() + ms;
-	int got = 0, r;
-
-	while (got < n) {
-		r = ibv_poll_cq(cq, n - got, wc + got);
-		if (r < 0)
-			return r;
-		got += r;
-		if (got == n || now_ms() > end)
-			break;
-		if (!r)
-			usleep(200);
-	}
-	return got;
 }
 
 /*
@@ -496,105 +471,41 @@ struct conn {
 	enum ibv_qp_state upto;
 };
 
-static int conn_attr(enum ibv_qp_type t, enum ibv_qp_state s,
-		     const struct conn *c, struct ibv_qp_attr *a)
+static struct sxrc_link conn_link(const struct conn *c)
 {
-	int mask = IBV_QP_STATE;
+	struct sxrc_link l = {
+		SXRC_LINK_DEFAULTS, .dqpn = c->dqpn, .rq_psn = c->rq_psn,
+		.sq_psn = c->sq_psn, .qkey = c->qkey, .access = c->access,
+		.mtu = IBV_MTU_1024, .dlid = c->dlid,
+		.min_rnr_timer = c->min_rnr_timer, .timeout = c->timeout,
+		.retry_cnt = c->retry_cnt, .rnr_retry = c->rnr_retry,
+		.upto = c->upto,
+	};
 
-	memset(a, 0, sizeof(*a));
-	a->qp_state = s;
-	switch (s) {
-	case IBV_QPS_INIT:
-		a->port_num = 1;
-		mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-		if (t == IBV_QPT_UD) {
-			a->qkey = c->qkey;
-			mask |= IBV_QP_QKEY;
-		} else {
-			a->qp_access_flags = c->access;
-			mask |= IBV_QP_ACCESS_FLAGS;
-		}
-		break;
-	case IBV_QPS_RTR:
-		if (t == IBV_QPT_UD)
-			break;
-		a->path_mtu = IBV_MTU_1024;
-		a->dest_qp_num = c->dqpn;
-		a->rq_psn = c->rq_psn;
-		a->ah_attr.dlid = c->dlid;
-		a->ah_attr.port_num = 1;
-		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			IBV_QP_RQ_PSN;
-		if (t == IBV_QPT_RC || t == IBV_QPT_XRC_RECV) {
-			a->max_dest_rd_atomic = 4;
-			a->min_rnr_timer = c->min_rnr_timer;
-			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-		}
-		break;
-	case IBV_QPS_RTS:
-		a->sq_psn = c->sq_psn;
-		mask |= IBV_QP_SQ_PSN;
-		if (t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND) {
-			a->timeout = c->timeout;
-			a->retry_cnt = c->retry_cnt;
-			a->rnr_retry = c->rnr_retry;
-			a->max_rd_atomic = 4;
-			mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-		} else if (t == IBV_QPT_XRC_RECV) {
-			a->timeout = c->timeout;
-			mask |= IBV_QP_TIMEOUT;
-		}
-		break;
-	default:
-		break;
-	}
-	return mask;
+	return l;
 }
-
-static const enum ibv_qp_state conn_steps[] = {
-	IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS,
-};
 
 /* RESET (if asked), INIT, RTR and, with c->upto RTS, RTS. */
 static int qp_connect(struct ibv_qp *qp, const struct conn *c, bool reset)
 {
-	struct ibv_qp_attr a;
-	unsigned int i;
+	struct sxrc_link l = conn_link(c);
 	int ret;
 
 	if (reset) {
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_RESET;
-		ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+		ret = sxrc_qp_to(qp, IBV_QPS_RESET);
 		if (ret)
 			return ret;
 	}
-	for (i = 0; i < 3 && conn_steps[i] <= c->upto; i++) {
-		ret = ibv_modify_qp(qp, &a,
-				    conn_attr(qp->qp_type, conn_steps[i], c, &a));
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return sxrc_qp_up(qp, &l);
 }
 
 /* The same through the OFED calls, for a receive QP held that way. */
 static int xrc_rcv_connect(struct ibv_xrc_domain *d, uint32_t qpn,
 			   const struct conn *c)
 {
-	struct ibv_qp_attr a;
-	unsigned int i;
-	int ret;
+	struct sxrc_link l = conn_link(c);
 
-	for (i = 0; i < 3 && conn_steps[i] <= c->upto; i++) {
-		ret = ibv_modify_xrc_rcv_qp(d, qpn, &a,
-					    conn_attr(IBV_QPT_XRC_RECV,
-						      conn_steps[i], c, &a));
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return sxrc_xrc_rcv_up(d, qpn, &l);
 }
 
 /* A send work request. */
@@ -994,7 +905,7 @@ static int att_post(struct att *a, struct ibv_qp *qp, const struct wrp *p)
 	ret = post_wr(qp, p);
 	if (ret)
 		return ret;
-	n = poll_n(a->scq, wc, 1, 2000);
+	n = sxrc_poll_n(a->scq, wc, 1, 2000);
 	if (n != 1)
 		return O_NOCQE;
 	/* nothing else is outstanding on it: anything more is a flush */
@@ -1378,7 +1289,7 @@ static const char *att_control_one(struct att *a, struct ibv_qp *qp,
 	default:
 		break;
 	}
-	if (poll_n(a->rcq, &wc, 1, 2000) != 1 ||
+	if (sxrc_poll_n(a->rcq, &wc, 1, 2000) != 1 ||
 	    wc.status != IBV_WC_SUCCESS)
 		return "no receive completion";
 	return memcmp(a->buf + A_RECV + (qp->qp_type == IBV_QPT_UD ? GRH : 0),
@@ -2822,7 +2733,7 @@ static void own_traffic(struct victim *vi)
 	}
 
 	/* every request completes, successfully */
-	n = poll_n(s->scq, wc, NOWN, WAIT_MS);
+	n = sxrc_poll_n(s->scq, wc, NOWN, WAIT_MS);
 	for (j = 0; j < n; j++) {
 		i = wc[j].wr_id;
 		if (i >= NOWN || done[i] || wc[j].status != IBV_WC_SUCCESS) {
@@ -2866,8 +2777,8 @@ static void own_traffic(struct victim *vi)
 	}
 
 	/* one receive per message, in order, from the right QP */
-	n = poll_n(s->rcq, wc, nrcq, WAIT_MS);
-	n += poll_n(s->xcq, wc + n, nxcq, WAIT_MS);
+	n = sxrc_poll_n(s->rcq, wc, nrcq, WAIT_MS);
+	n += sxrc_poll_n(s->xcq, wc + n, nxcq, WAIT_MS);
 	for (j = 0; j < n; j++) {
 		rq = wc[j].wr_id >> 8;
 		slot = wc[j].wr_id & 0xff;
@@ -2956,11 +2867,11 @@ static int att_spawn(struct victim *vi)
 	if (!vi->att)
 		_exit(attacker_main(sh, vi->seed, vi->epoch));
 
-	end = now_ms() + ROUND_MS;
+	end = sxrc_now_ms() + ROUND_MS;
 	while (atomic_load(&sh->ready) != vi->epoch + 1) {
 		if (atomic_load(&sh->err_line) ||
 		    waitpid(vi->att, &status, WNOHANG) == vi->att ||
-		    now_ms() > end) {
+		    sxrc_now_ms() > end) {
 			viol(vi, V_ATTACKER, "attacker %u did not start: %s",
 			     vi->epoch, sh->err_msg[0] ? sh->err_msg :
 			     "it died or hung");
@@ -3000,7 +2911,7 @@ static void check_baseline(struct victim *vi)
 static int run_round(struct victim *vi)
 {
 	struct shared *sh = vi->sh;
-	uint64_t end = now_ms() + ROUND_MS;
+	uint64_t end = sxrc_now_ms() + ROUND_MS;
 	int status = 0;
 
 	vi->round_viol = 0;
@@ -3013,7 +2924,7 @@ static int run_round(struct victim *vi)
 			     status);
 			return -1;
 		}
-		if (now_ms() > end) {
+		if (sxrc_now_ms() > end) {
 			att_kill(vi);
 			viol(vi, V_ATTACKER, "the attacker hung in its round");
 			return -1;
@@ -3150,7 +3061,7 @@ TEST_F_TIMEOUT(adv, two_processes, 3600)
 	struct victim *vi = &self->vi;
 	uint32_t rounds = ADV_ROUNDS, done;
 	double cap = ADV_SECS;
-	uint64_t t0 = now_ms();
+	uint64_t t0 = sxrc_now_ms();
 	const char *env;
 	long v;
 	int k;
@@ -3177,7 +3088,7 @@ TEST_F_TIMEOUT(adv, two_processes, 3600)
 
 	for (done = 0; done < rounds; done++) {
 		if (cap > 0 && done >= NSWEEP &&
-		    (now_ms() - t0) / 1000.0 > cap)
+		    (sxrc_now_ms() - t0) / 1000.0 > cap)
 			break;
 		vi->round = done;
 		if (!vi->att) {
@@ -3207,7 +3118,7 @@ TEST_F_TIMEOUT(adv, two_processes, 3600)
 		}
 	}
 	att_kill(vi);
-	report(vi, (now_ms() - t0) / 1000.0, done);
+	report(vi, (sxrc_now_ms() - t0) / 1000.0, done);
 
 	/* the victim lets go: everything back to before the test */
 	vset_destroy(vi);

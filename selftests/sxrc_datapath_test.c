@@ -19,6 +19,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
 #define BUF_SIZE	(4UL << 20)
 #define SRC		0		/* offset of the "source" half */
@@ -109,26 +110,11 @@ static const struct ibv_qp_cap default_cap = {
 	.max_inline_data = 256,
 };
 
-static struct ibv_qp *create_qp_cap(struct ibv_pd *pd, struct ibv_cq *cq,
-				    enum ibv_qp_type type, int sig_all,
-				    struct ibv_qp_cap *cap)
-{
-	struct ibv_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = type,
-		.sq_sig_all = sig_all, .cap = *cap,
-	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
-
-	if (qp)
-		*cap = ia.cap;
-	return qp;
-}
-
 static struct ibv_qp *create_qp(FIXTURE_DATA(dp) *self, struct ibv_cq *cq,
 				enum ibv_qp_type type, int sig_all)
 {
 	struct ibv_qp_cap cap = default_cap;
-	struct ibv_qp *qp = create_qp_cap(self->pd, cq, type, sig_all, &cap);
+	struct ibv_qp *qp = sxrc_create_qp(self->pd, cq, type, sig_all, &cap);
 
 	if (qp)
 		self->cap = cap;
@@ -138,50 +124,14 @@ static struct ibv_qp *create_qp(FIXTURE_DATA(dp) *self, struct ibv_cq *cq,
 /* RESET -> INIT -> RTR -> RTS, connected to @dqpn (RC/UC) or not (UD). */
 static int connect_qp(struct ibv_qp *qp, uint32_t dqpn, const struct conn *c)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .pkey_index = 0,
-		.qp_access_flags = c->access, .qkey = QKEY,
+	struct sxrc_link l = {
+		SXRC_LINK_DEFAULTS, .dqpn = dqpn, .qkey = QKEY,
+		.access = c->access, .min_rnr_timer = c->min_rnr_timer,
+		.timeout = c->timeout, .retry_cnt = c->retry_cnt,
+		.rnr_retry = c->rnr_retry,
 	};
-	int ret;
 
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | (c->type == IBV_QPT_UD ?
-			    IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS));
-	if (ret)
-		return ret;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = c->min_rnr_timer;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	if (c->type == IBV_QPT_UD)
-		ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
-	else
-		ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-				    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				    IBV_QP_RQ_PSN |
-				    (c->type == IBV_QPT_RC ?
-				     IBV_QP_MAX_DEST_RD_ATOMIC |
-				     IBV_QP_MIN_RNR_TIMER : 0));
-	if (ret)
-		return ret;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	a.timeout = c->timeout;
-	a.retry_cnt = c->retry_cnt;
-	a.rnr_retry = c->rnr_retry;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     (c->type == IBV_QPT_RC ?
-			      IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0));
+	return sxrc_qp_up(qp, &l);
 }
 
 /* A on cqa and B on cqb, connected to each other; 0 or an errno. */
@@ -203,31 +153,6 @@ static int make_pair_ex(FIXTURE_DATA(dp) *self, const struct conn *ca,
 static int make_pair(FIXTURE_DATA(dp) *self, const struct conn *c)
 {
 	return make_pair_ex(self, c, c, 1);
-}
-
-static int to_reset(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
-}
-
-static int to_error(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
-}
-
-/* The state the kernel has, or -1. */
-static int qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr a;
-
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
-		return -1;
-	return a.qp_state;
 }
 
 static struct ibv_sge sge_at(FIXTURE_DATA(dp) *self, size_t off,
@@ -290,37 +215,9 @@ static int post_recv(FIXTURE_DATA(dp) *self, struct ibv_qp *qp,
 	return post_recv_sges(qp, wr_id, &sge, 1);
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* Poll @cq for up to @ms for @n completions; returns how many came. */
-static int wait_wcs(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
-{
-	double end = now_ms() + ms;
-	int got = 0, r;
-
-	while (got < n) {
-		r = ibv_poll_cq(cq, n - got, wc + got);
-		if (r < 0)
-			return r;
-		got += r;
-		if (got < n) {
-			if (now_ms() > end)
-				break;
-			usleep(r ? 0 : 200);
-		}
-	}
-	return got;
-}
-
 static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	return wait_wcs(cq, wc, 1, 2000);
+	return sxrc_poll_n(cq, wc, 1, 2000);
 }
 
 /* How many completions arrive in @ms (expected: none). */
@@ -328,27 +225,7 @@ static int count_wcs(struct ibv_cq *cq, int ms)
 {
 	struct ibv_wc wc[16];
 
-	return wait_wcs(cq, wc, 16, ms);
-}
-
-/* Wait up to @ms for an async event; 0 if one was read. */
-static int get_event(struct ibv_context *ctx, struct ibv_async_event *ev,
-		     int ms)
-{
-	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
-
-	if (poll(&pfd, 1, ms) != 1)
-		return -1;
-	return ibv_get_async_event(ctx, ev);
-}
-
-static void fill(void *p, size_t len, unsigned int seed)
-{
-	unsigned char *c = p;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		c[i] = (unsigned char)(seed + i * 7 + (i >> 8));
+	return sxrc_poll_n(cq, wc, 16, ms);
 }
 
 #define EXPECT_WC(wc, id, st, op) do {					\
@@ -375,7 +252,7 @@ TEST_F(dp, rc_send)
 	for (i = 0; i < ARRAY_SIZE(lens); i++) {
 		struct ibv_sge s = sge_at(self, SRC + i, lens[i]);
 
-		fill(self->buf + SRC + i, lens[i], i);
+		sxrc_fill(self->buf + SRC + i, lens[i], i);
 		memset(self->buf + DST, 0, lens[i] + 16);
 		ASSERT_EQ(0, post_recv(self, self->b, 100 + i, DST,
 				       lens[i] + 16));
@@ -395,8 +272,8 @@ TEST_F(dp, rc_send)
 	}
 	EXPECT_EQ(0, count_wcs(self->cqa, 0));
 	EXPECT_EQ(0, count_wcs(self->cqb, 0));
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a));
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b));
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->a));
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->b));
 }
 
 TEST_F(dp, rc_send_with_imm)
@@ -406,7 +283,7 @@ TEST_F(dp, rc_send_with_imm)
 	struct ibv_wc wc;
 
 	ASSERT_EQ(0, make_pair(self, &rc_conn));
-	fill(self->buf + SRC, 300, 3);
+	sxrc_fill(self->buf + SRC, 300, 3);
 	wr.imm_data = htobe32(0xdeadbeef);
 	ASSERT_EQ(0, post_recv(self, self->b, 70, DST, 512));
 	ASSERT_EQ(0, post_wr(self->a, &wr));
@@ -437,7 +314,7 @@ TEST_F(dp, rc_send_with_inv_and_rereg)
 	mr = ibv_reg_mr(self->pd, tgt, 4096, ACCESS_ALL);
 	ASSERT_NE(NULL, mr);
 	ASSERT_EQ(0, make_pair(self, &rc_conn));
-	fill(self->buf + SRC, 64, 9);
+	sxrc_fill(self->buf + SRC, 64, 9);
 
 	/* Valid before. */
 	ASSERT_EQ(0, post_send(self->a, 0, IBV_WR_RDMA_WRITE, &s,
@@ -465,9 +342,9 @@ TEST_F(dp, rc_send_with_inv_and_rereg)
 	ASSERT_EQ(1, wait_wc(self->cqa, &wc));
 	EXPECT_WC(wc, 2, IBV_WC_REM_ACCESS_ERR, 0);
 	EXPECT_EQ(0, tgt[0]);
-	EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a));
-	EXPECT_EQ(IBV_QPS_ERR, qp_state(self->b));
-	ASSERT_EQ(0, get_event(self->ctx, &ev, 1000));
+	EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->a));
+	EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->b));
+	ASSERT_EQ(0, sxrc_get_event(self->ctx, &ev, 1000));
 	EXPECT_EQ(IBV_EVENT_QP_ACCESS_ERR, ev.event_type);
 	EXPECT_EQ(self->b, ev.element.qp);
 	ibv_ack_async_event(&ev);
@@ -475,8 +352,8 @@ TEST_F(dp, rc_send_with_inv_and_rereg)
 	/* Registered again (same access): valid again. */
 	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
 				  0, ACCESS_ALL));
-	ASSERT_EQ(0, to_reset(self->a));
-	ASSERT_EQ(0, to_reset(self->b));
+	ASSERT_EQ(0, sxrc_qp_to(self->a, IBV_QPS_RESET));
+	ASSERT_EQ(0, sxrc_qp_to(self->b, IBV_QPS_RESET));
 	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num, &rc_conn));
 	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num, &rc_conn));
 	ASSERT_EQ(0, post_send(self->a, 3, IBV_WR_RDMA_WRITE, &s,
@@ -498,7 +375,7 @@ TEST_F(dp, rc_rdma_write)
 	struct ibv_wc wc;
 
 	ASSERT_EQ(0, make_pair(self, &rc_conn));
-	fill(self->buf + SRC + 3, 100000, 5);
+	sxrc_fill(self->buf + SRC + 3, 100000, 5);
 	memset(self->buf + DST, 0xee, 100000 + 64);
 	ASSERT_EQ(0, post_send(self->a, 5, IBV_WR_RDMA_WRITE, &s,
 			       addr_at(self, DST + 1), self->mr->rkey));
@@ -525,7 +402,7 @@ TEST_F(dp, rc_rdma_write_with_imm)
 	struct ibv_wc wc;
 
 	ASSERT_EQ(0, make_pair(self, &rc_conn));
-	fill(self->buf + SRC, 5000, 11);
+	sxrc_fill(self->buf + SRC, 5000, 11);
 	memset(self->buf + DST, 0, 16384);
 	wr.imm_data = htobe32(0x01020304);
 	wr.wr.rdma.remote_addr = addr_at(self, DST + 8192);
@@ -560,7 +437,7 @@ TEST_F(dp, rc_rdma_read)
 	struct ibv_wc wc;
 
 	ASSERT_EQ(0, make_pair(self, &rc_conn));
-	fill(self->buf + SRC, 70001, 13);
+	sxrc_fill(self->buf + SRC, 70001, 13);
 	memset(self->buf + DST, 0x77, 70001 + 16);
 	ASSERT_EQ(0, post_send(self->a, 4, IBV_WR_RDMA_READ, &s,
 			       addr_at(self, SRC), self->mr->rkey));
@@ -656,7 +533,7 @@ TEST_F(dp, rc_local_inv)
 	mr = ibv_reg_mr(self->pd, tgt, 4096, ACCESS_ALL);
 	ASSERT_NE(NULL, mr);
 	ASSERT_EQ(0, make_pair(self, &rc_conn));
-	fill(self->buf + SRC, 32, 1);
+	sxrc_fill(self->buf + SRC, 32, 1);
 
 	/* B reads A's MR: fine. */
 	ASSERT_EQ(0, post_send(self->b, 10, IBV_WR_RDMA_WRITE, &s,
@@ -669,7 +546,7 @@ TEST_F(dp, rc_local_inv)
 	ASSERT_EQ(0, post_wr(self->a, &wr));
 	ASSERT_EQ(1, wait_wc(self->cqa, &wc));
 	EXPECT_WC(wc, 20, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV);
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a));
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->a));
 
 	/* B's write now fails, and fails A (the responder). */
 	memset(tgt, 0, 32);
@@ -678,8 +555,8 @@ TEST_F(dp, rc_local_inv)
 	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
 	EXPECT_WC(wc, 11, IBV_WC_REM_ACCESS_ERR, 0);
 	EXPECT_EQ(0, tgt[0]);
-	EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a));
-	ASSERT_EQ(0, get_event(self->ctx, &ev, 1000));
+	EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->a));
+	ASSERT_EQ(0, sxrc_get_event(self->ctx, &ev, 1000));
 	EXPECT_EQ(IBV_EVENT_QP_ACCESS_ERR, ev.event_type);
 	EXPECT_EQ(self->a, ev.element.qp);
 	ibv_ack_async_event(&ev);
@@ -701,7 +578,7 @@ TEST_F(dp, inline_send_and_write)
 	max = self->cap.max_inline_data;
 	ASSERT_LE(256, max);
 	ASSERT_GE(sizeof(stack) - 1, max);
-	fill(stack, sizeof(stack), 21);
+	sxrc_fill(stack, sizeof(stack), 21);
 
 	/* Exactly the maximum, from memory no MR covers (lkey ignored). */
 	s[0] = (struct ibv_sge){ .addr = (uintptr_t)stack, .length = max };
@@ -738,7 +615,7 @@ TEST_F(dp, inline_send_and_write)
 	EXPECT_EQ(&wr, bad);
 	EXPECT_EQ(0, count_wcs(self->cqa, 20));
 	EXPECT_EQ(0, count_wcs(self->cqb, 0));
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a));
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->a));
 }
 
 /* Several SGEs on both sides, split at different places. */
@@ -757,7 +634,7 @@ TEST_F(dp, sge_lists_both_sides)
 	ASSERT_EQ(0, make_pair(self, &rc_conn));
 	ASSERT_LE(ARRAY_SIZE(slen), self->cap.max_send_sge);
 	ASSERT_LE(ARRAY_SIZE(rlen), self->cap.max_recv_sge);
-	fill(self->buf + SRC, 64 * 1024, 31);
+	sxrc_fill(self->buf + SRC, 64 * 1024, 31);
 	memset(self->buf + DST, 0, 64 * 1024);
 
 	/* Send pieces out of order in memory, gaps in between. */
@@ -850,7 +727,7 @@ TEST_F(dp, unsignaled_drain_the_ring)
 		wr.wr.rdma.rkey = self->mr->rkey;
 		ASSERT_EQ(0, post_wr(self->a, &wr)) TH_LOG("WR %u", i);
 		if (!(i % 50)) {
-			ASSERT_EQ(1, wait_wcs(self->cqa, wc, 1, 2000));
+			ASSERT_EQ(1, sxrc_poll_n(self->cqa, wc, 1, 2000));
 			EXPECT_WC(wc[0], i, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
 		}
 	}
@@ -865,7 +742,7 @@ TEST_F(dp, unsignaled_drain_the_ring)
 	wr.wr.rdma.remote_addr = addr_at(self, DST);
 	wr.wr.rdma.rkey = self->mr->rkey ^ 0x5a;
 	ASSERT_EQ(0, post_wr(self->a, &wr));
-	ASSERT_EQ(1, wait_wcs(self->cqa, wc, 1, 2000));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqa, wc, 1, 2000));
 	EXPECT_WC(wc[0], 999, IBV_WC_REM_ACCESS_ERR, 0);
 }
 
@@ -886,7 +763,7 @@ TEST_F(dp, sig_all_completes_every_wr)
 		wr[i].next = i < 9 ? &wr[i + 1] : NULL;
 	}
 	ASSERT_EQ(0, ibv_post_send(self->a, wr, &bad));
-	ASSERT_EQ(10, wait_wcs(self->cqa, wc, 10, 2000));
+	ASSERT_EQ(10, sxrc_poll_n(self->cqa, wc, 10, 2000));
 	for (i = 0; i < 10; i++)
 		EXPECT_WC(wc[i], i, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
 	EXPECT_EQ(0, count_wcs(self->cqa, 10));
@@ -971,7 +848,7 @@ TEST_F(dp, uc_send_and_write)
 	struct ibv_wc wc;
 
 	ASSERT_EQ(0, make_pair(self, &uc));
-	fill(self->buf + SRC, 3000, 41);
+	sxrc_fill(self->buf + SRC, 3000, 41);
 
 	ASSERT_EQ(0, post_recv(self, self->b, 1, DST, 4096));
 	ASSERT_EQ(0, post_send(self->a, 1, IBV_WR_SEND, &s, 0, 0));
@@ -1015,8 +892,8 @@ TEST_F(dp, uc_send_and_write)
 	EXPECT_WC(wc, 5, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
 	EXPECT_EQ(0, self->buf[DST + 8192]);
 	EXPECT_EQ(0, count_wcs(self->cqb, 20));
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a));
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b));
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->a));
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->b));
 
 	/* Still connected: the next one arrives. */
 	ASSERT_EQ(0, post_recv(self, self->b, 6, DST, 4096));
@@ -1068,7 +945,7 @@ TEST_F(dp, ud_send_and_send_with_imm)
 
 	ASSERT_EQ(0, make_ud(self, &ah));
 	ASSERT_EQ(0, ibv_query_port(self->ctx, 1, &port));
-	fill(self->buf + SRC, 1000, 51);
+	sxrc_fill(self->buf + SRC, 1000, 51);
 	memset(self->buf + DST, 0xaa, 2048);
 
 	ASSERT_EQ(0, post_recv(self, self->b, 1, DST, GRH + 1000));
@@ -1108,7 +985,7 @@ TEST_F(dp, ud_send_and_send_with_imm)
 	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
 	EXPECT_EQ(3, wc.wr_id);
 	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b));
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->b));
 
 	/* No receive posted: silently dropped. */
 	wr = ud_wr(4, &s, ah, self->b->qp_num, QKEY);
@@ -1150,7 +1027,7 @@ TEST_F(dp, ud_grh)
 	aa.grh.flow_label = 0x345;
 	gah = ibv_create_ah(self->pd, &aa);
 	ASSERT_NE(NULL, gah);
-	fill(self->buf + SRC, 200, 61);
+	sxrc_fill(self->buf + SRC, 200, 61);
 	memset(self->buf + DST, 0, 512);
 
 	ASSERT_EQ(0, post_recv(self, self->b, 1, DST, 512));
@@ -1209,7 +1086,7 @@ TEST_F(dp, ud_multicast)
 	ASSERT_NE(NULL, ahs[1]);
 	ASSERT_EQ(0, ibv_attach_mcast(self->b, &mgid, MCAST_LID));
 	ASSERT_EQ(0, ibv_attach_mcast(m2, &mgid, MCAST_LID));
-	fill(self->buf + SRC, 100, 71);
+	sxrc_fill(self->buf + SRC, 100, 71);
 
 	for (i = 0; i < 2; i++) {
 		memset(self->buf + DST, 0, 8192);
@@ -1219,7 +1096,7 @@ TEST_F(dp, ud_multicast)
 		ASSERT_EQ(0, post_wr(self->a, &wr));
 		ASSERT_EQ(1, wait_wc(self->cqa, wc));
 		EXPECT_WC(wc[0], i, IBV_WC_SUCCESS, IBV_WC_SEND);
-		ASSERT_EQ(2, wait_wcs(self->cqb, wc, 2, 2000))
+		ASSERT_EQ(2, sxrc_poll_n(self->cqb, wc, 2, 2000))
 			TH_LOG("AH %s", i ? "by GID" : "by LID");
 		for (j = 0, seen = 0; j < 2; j++) {
 			EXPECT_EQ(IBV_WC_SUCCESS, wc[j].status);
@@ -1248,7 +1125,7 @@ TEST_F(dp, ud_multicast)
 	wr = ud_wr(3, &s, ahs[0], 0xffffff, QKEY);
 	ASSERT_EQ(0, post_wr(self->a, &wr));
 	ASSERT_EQ(1, wait_wc(self->cqa, wc));
-	ASSERT_EQ(1, wait_wcs(self->cqb, wc, 2, 100));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, wc, 2, 100));
 	EXPECT_EQ(m2->qp_num, wc[0].qp_num);
 	EXPECT_EQ(31, wc[0].wr_id);
 	EXPECT_EQ(0, ibv_detach_mcast(m2, &mgid, MCAST_LID));
@@ -1269,7 +1146,7 @@ TEST_F(dp, ud_qkey_mismatch_dropped)
 	ASSERT_EQ(1, wait_wc(self->cqa, &wc));
 	EXPECT_WC(wc, 1, IBV_WC_SUCCESS, IBV_WC_SEND);
 	EXPECT_EQ(0, count_wcs(self->cqb, 50));
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b));
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->b));
 
 	/* To a QPN nobody has: the same. */
 	wr = ud_wr(2, &s, ah, 0xfffffe, QKEY);
@@ -1343,7 +1220,7 @@ TEST_F(dp, wr_api_posts)
 	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num, &rc_conn));
 	x = ibv_qp_to_qp_ex(self->a);
 	ASSERT_NE(NULL, x);
-	fill(self->buf + SRC, 8192, 81);
+	sxrc_fill(self->buf + SRC, 8192, 81);
 	memset(self->buf + DST, 0, 65536);
 	*ctr = 40;
 	ASSERT_EQ(0, post_recv(self, self->b, 1, DST, 4096));
@@ -1374,14 +1251,14 @@ TEST_F(dp, wr_api_posts)
 	ibv_wr_set_sge(x, self->mr->lkey, addr_at(self, SRC), 16);
 	ASSERT_EQ(0, ibv_wr_complete(x));
 
-	ASSERT_EQ(5, wait_wcs(self->cqa, wc, 5, 2000));
+	ASSERT_EQ(5, sxrc_poll_n(self->cqa, wc, 5, 2000));
 	EXPECT_WC(wc[0], 1, IBV_WC_SUCCESS, IBV_WC_SEND);
 	EXPECT_WC(wc[1], 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
 	EXPECT_WC(wc[2], 3, IBV_WC_SUCCESS, IBV_WC_SEND);
 	EXPECT_WC(wc[3], 4, IBV_WC_SUCCESS, IBV_WC_RDMA_READ);
 	EXPECT_WC(wc[4], 5, IBV_WC_SUCCESS, IBV_WC_FETCH_ADD);
 	EXPECT_EQ(0, count_wcs(self->cqa, 10));
-	ASSERT_EQ(2, wait_wcs(self->cqb, wc, 2, 2000));
+	ASSERT_EQ(2, sxrc_poll_n(self->cqb, wc, 2, 2000));
 	EXPECT_WC(wc[0], 1, IBV_WC_SUCCESS, IBV_WC_RECV);
 	EXPECT_EQ(1000, wc[0].byte_len);
 	EXPECT_WC(wc[1], 2, IBV_WC_SUCCESS, IBV_WC_RECV);
@@ -1427,8 +1304,8 @@ TEST_F(dp, wr_api_abort_and_errors)
 	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num, &rc_conn));
 	x = ibv_qp_to_qp_ex(self->a);
 	ASSERT_GT(sizeof(big), self->cap.max_inline_data);
-	fill(self->buf + SRC, 4096, 91);
-	fill(big, sizeof(big), 92);
+	sxrc_fill(self->buf + SRC, 4096, 91);
+	sxrc_fill(big, sizeof(big), 92);
 	memset(self->buf + DST, 0, 8192);
 	ASSERT_EQ(0, post_recv(self, self->b, 1, DST, 4096));
 
@@ -1502,16 +1379,16 @@ static int reconnect(FIXTURE_DATA(dp) *self, const struct conn *ca,
 	struct ibv_async_event ev;
 	int ret;
 
-	ret = to_reset(self->a);
+	ret = sxrc_qp_to(self->a, IBV_QPS_RESET);
 	if (!ret)
-		ret = to_reset(self->b);
+		ret = sxrc_qp_to(self->b, IBV_QPS_RESET);
 	if (!ret)
 		ret = connect_qp(self->a, self->b->qp_num, ca);
 	if (!ret)
 		ret = connect_qp(self->b, self->a->qp_num, cb);
 	count_wcs(self->cqa, 0);
 	count_wcs(self->cqb, 0);
-	while (!get_event(self->ctx, &ev, 0))
+	while (!sxrc_get_event(self->ctx, &ev, 0))
 		ibv_ack_async_event(&ev);
 	return ret;
 }
@@ -1520,7 +1397,7 @@ static int reconnect(FIXTURE_DATA(dp) *self, const struct conn *ca,
 #define EXPECT_QP_EVENT(qp_, type) do {					\
 	struct ibv_async_event ev_;					\
 									\
-	ASSERT_EQ(0, get_event(self->ctx, &ev_, 1000))			\
+	ASSERT_EQ(0, sxrc_get_event(self->ctx, &ev_, 1000))			\
 		TH_LOG("no async event");				\
 	EXPECT_EQ((type), ev_.event_type)				\
 		TH_LOG("event %s", ibv_event_type_str(ev_.event_type)); \
@@ -1532,7 +1409,7 @@ static int no_event(FIXTURE_DATA(dp) *self, int ms)
 {
 	struct ibv_async_event ev;
 
-	if (get_event(self->ctx, &ev, ms))
+	if (sxrc_get_event(self->ctx, &ev, ms))
 		return 1;
 	fprintf(stderr, "# unexpected event %s\n",
 		ibv_event_type_str(ev.event_type));
@@ -1556,11 +1433,11 @@ TEST_F(dp, err_loc_len)
 	ASSERT_EQ(0, post_send(self->a, 2, IBV_WR_SEND, &s, 0, 0));
 	ASSERT_EQ(1, wait_wc(self->cqa, wc));
 	EXPECT_WC(wc[0], 2, IBV_WC_REM_INV_REQ_ERR, 0);
-	ASSERT_EQ(2, wait_wcs(self->cqb, wc, 2, 2000));
+	ASSERT_EQ(2, sxrc_poll_n(self->cqb, wc, 2, 2000));
 	EXPECT_WC(wc[0], 1, IBV_WC_LOC_LEN_ERR, 0);
 	EXPECT_WC(wc[1], 3, IBV_WC_WR_FLUSH_ERR, 0);
-	EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a));
-	EXPECT_EQ(IBV_QPS_ERR, qp_state(self->b));
+	EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->a));
+	EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->b));
 	EXPECT_QP_EVENT(self->b, IBV_EVENT_QP_REQ_ERR);
 	/* The second receive took nothing. */
 	EXPECT_EQ(0, self->buf[DST + 1024]);
@@ -1603,9 +1480,9 @@ TEST_F(dp, err_loc_prot)
 				       self->mr->rkey));
 		ASSERT_EQ(1, wait_wc(self->cqa, &wc));
 		EXPECT_WC(wc, i, IBV_WC_LOC_PROT_ERR, 0);
-		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a));
+		EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->a));
 		/* Nothing reached B. */
-		EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b)) TH_LOG("case %u", i);
+		EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->b)) TH_LOG("case %u", i);
 		EXPECT_EQ(0, count_wcs(self->cqb, 10));
 		EXPECT_TRUE(no_event(self, 0));
 		ASSERT_EQ(0, reconnect(self, &rc_conn, &rc_conn));
@@ -1647,7 +1524,7 @@ TEST_F(dp, err_loc_qp_op)
 		EXPECT_WC(wc, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
 		EXPECT_EQ(0, count_wcs(self->cqa, 5));
 	}
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a));
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->a));
 
 	/* Inline data on a read or an atomic: the kernel's call. */
 	for (i = 0; i < 2; i++) {
@@ -1659,8 +1536,8 @@ TEST_F(dp, err_loc_qp_op)
 		ASSERT_EQ(0, ibv_post_send(self->a, wr, &bad));
 		ASSERT_EQ(1, wait_wc(self->cqa, &wc));
 		EXPECT_WC(wc, 3 + i, IBV_WC_LOC_QP_OP_ERR, 0);
-		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a));
-		EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b));
+		EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->a));
+		EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->b));
 		ASSERT_EQ(0, reconnect(self, &rc_conn, &rc_conn));
 	}
 }
@@ -1706,13 +1583,13 @@ TEST_F(dp, err_rem_access)
 			       (uintptr_t)t, mr_r->rkey));
 	ASSERT_EQ(0, post_send(self->a, 91, IBV_WR_RDMA_WRITE, &s,
 			       (uintptr_t)t + 4096, mr_w->rkey));
-	ASSERT_EQ(2, wait_wcs(self->cqa, &wc, 1, 2000) +
-		     wait_wcs(self->cqa, &wc, 1, 2000));
+	ASSERT_EQ(2, sxrc_poll_n(self->cqa, &wc, 1, 2000) +
+		     sxrc_poll_n(self->cqa, &wc, 1, 2000));
 	EXPECT_WC(wc, 91, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
 
 	for (i = 0; i < ARRAY_SIZE(c); i++) {
 		memset(t, 0x3c, 8192);
-		fill(self->buf + SRC, 8, i);
+		sxrc_fill(self->buf + SRC, 8, i);
 		ASSERT_EQ(0, post_recv(self, self->b, 50 + i, DST + 16384, 64));
 		if (c[i].op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 			struct ibv_send_wr wr = mk_wr(i, c[i].op, &s, 0);
@@ -1729,8 +1606,8 @@ TEST_F(dp, err_rem_access)
 		if (wc.status != IBV_WC_REM_ACCESS_ERR)
 			TH_LOG("case: %s", c[i].what);
 		EXPECT_WC(wc, i, IBV_WC_REM_ACCESS_ERR, 0);
-		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a));
-		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->b)) TH_LOG("%s",
+		EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->a));
+		EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->b)) TH_LOG("%s",
 								 c[i].what);
 		EXPECT_QP_EVENT(self->b, IBV_EVENT_QP_ACCESS_ERR);
 		/* B's posted receive is flushed. */
@@ -1755,7 +1632,7 @@ TEST_F(dp, err_rem_access)
 	ASSERT_EQ(1, wait_wc(self->cqa, &wc));
 	EXPECT_WC(wc, 21, IBV_WC_REM_ACCESS_ERR, 0);
 	EXPECT_EQ(0x3c, t[0]);
-	EXPECT_EQ(IBV_QPS_ERR, qp_state(self->b));
+	EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->b));
 	EXPECT_QP_EVENT(self->b, IBV_EVENT_QP_ACCESS_ERR);
 }
 
@@ -1777,8 +1654,8 @@ TEST_F(dp, err_rem_inv_req_misaligned_atomic)
 		EXPECT_WC(wc, i, IBV_WC_REM_INV_REQ_ERR, 0);
 		EXPECT_EQ(0, t[0]);
 		EXPECT_EQ(0, t[1]);
-		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a));
-		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->b));
+		EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->a));
+		EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->b));
 		EXPECT_QP_EVENT(self->b, IBV_EVENT_QP_REQ_ERR);
 		ASSERT_EQ(0, reconnect(self, &rc_conn, &rc_conn));
 	}
@@ -1820,11 +1697,11 @@ TEST_F(dp, err_rem_op)
 		EXPECT_WC(wc, i, IBV_WC_REM_OP_ERR, 0);
 		ASSERT_EQ(1, wait_wc(self->cqb, &wc));
 		EXPECT_WC(wc, 10 + i, IBV_WC_LOC_PROT_ERR, 0);
-		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a));
-		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->b));
+		EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->a));
+		EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->b));
 		EXPECT_EQ(0, self->buf[DST]);
 		/* B hears of it (which event the IBTA leaves open). */
-		ASSERT_EQ(0, get_event(self->ctx, &ev, 1000));
+		ASSERT_EQ(0, sxrc_get_event(self->ctx, &ev, 1000));
 		EXPECT_EQ(self->b, ev.element.qp);
 		EXPECT_TRUE(ev.event_type == IBV_EVENT_QP_FATAL ||
 			    ev.event_type == IBV_EVENT_QP_ACCESS_ERR ||
@@ -1850,12 +1727,12 @@ TEST_F(dp, err_rnr_retry_exceeded)
 	wr[0].next = &wr[1];
 	wr[1] = mk_wr(2, IBV_WR_SEND, &s, 0);
 	ASSERT_EQ(0, ibv_post_send(self->a, wr, &bad));
-	ASSERT_EQ(2, wait_wcs(self->cqa, wc, 2, 3000));
+	ASSERT_EQ(2, sxrc_poll_n(self->cqa, wc, 2, 3000));
 	EXPECT_WC(wc[0], 1, IBV_WC_RNR_RETRY_EXC_ERR, 0);
 	EXPECT_WC(wc[1], 2, IBV_WC_WR_FLUSH_ERR, 0);
-	EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a));
+	EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->a));
 	/* RNR is not the responder's error. */
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b));
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->b));
 	EXPECT_TRUE(no_event(self, 0));
 	ASSERT_EQ(0, post_recv(self, self->b, 3, DST, 128));
 	EXPECT_EQ(0, count_wcs(self->cqb, 20));
@@ -1864,11 +1741,11 @@ TEST_F(dp, err_rnr_retry_exceeded)
 	c.rnr_retry = 3;
 	c.min_rnr_timer = 18;
 	ASSERT_EQ(0, reconnect(self, &c, &c));
-	t0 = now_ms();
+	t0 = sxrc_now_ms();
 	ASSERT_EQ(0, post_send(self->a, 4, IBV_WR_SEND, &s, 0, 0));
-	ASSERT_EQ(1, wait_wcs(self->cqa, wc, 1, 3000));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqa, wc, 1, 3000));
 	EXPECT_WC(wc[0], 4, IBV_WC_RNR_RETRY_EXC_ERR, 0);
-	EXPECT_LE(20, now_ms() - t0);
+	EXPECT_LE(20, sxrc_now_ms() - t0);
 }
 
 struct late_recv {
@@ -1900,18 +1777,18 @@ TEST_F(dp, rnr_retry_then_success)
 	c.rnr_retry = 7;
 	c.min_rnr_timer = 1;
 	ASSERT_EQ(0, make_pair(self, &c));
-	fill(self->buf + SRC, 200, 101);
+	sxrc_fill(self->buf + SRC, 200, 101);
 	ASSERT_EQ(0, post_send(self->a, 1, IBV_WR_SEND, &s1, 0, 0));
 	ASSERT_EQ(0, post_send(self->a, 2, IBV_WR_SEND, &s2, 0, 0));
 	usleep(50000);
 	EXPECT_EQ(0, count_wcs(self->cqa, 0));
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a));
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->a));
 	ASSERT_EQ(0, post_recv(self, self->b, 10, DST, 4096));
 	ASSERT_EQ(0, post_recv(self, self->b, 11, DST + 4096, 4096));
-	ASSERT_EQ(2, wait_wcs(self->cqa, wc, 2, 2000));
+	ASSERT_EQ(2, sxrc_poll_n(self->cqa, wc, 2, 2000));
 	EXPECT_WC(wc[0], 1, IBV_WC_SUCCESS, IBV_WC_SEND);
 	EXPECT_WC(wc[1], 2, IBV_WC_SUCCESS, IBV_WC_SEND);
-	ASSERT_EQ(2, wait_wcs(self->cqb, wc, 2, 2000));
+	ASSERT_EQ(2, sxrc_poll_n(self->cqb, wc, 2, 2000));
 	EXPECT_WC(wc[0], 10, IBV_WC_SUCCESS, IBV_WC_RECV);
 	EXPECT_WC(wc[1], 11, IBV_WC_SUCCESS, IBV_WC_RECV);
 	EXPECT_EQ(0, memcmp(self->buf + SRC, self->buf + DST, 100));
@@ -1924,7 +1801,7 @@ TEST_F(dp, rnr_retry_then_success)
 	ASSERT_EQ(0, reconnect(self, &c, &c));
 	ASSERT_EQ(0, pthread_create(&t, NULL, post_recv_later, &l));
 	ASSERT_EQ(0, post_send(self->a, 3, IBV_WR_SEND, &s1, 0, 0));
-	ASSERT_EQ(1, wait_wcs(self->cqa, wc, 1, 3000));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqa, wc, 1, 3000));
 	pthread_join(t, NULL);
 	ASSERT_EQ(0, l.ret);
 	EXPECT_WC(wc[0], 3, IBV_WC_SUCCESS, IBV_WC_SEND);
@@ -1945,11 +1822,11 @@ TEST_F(dp, err_retry_exceeded)
 	ASSERT_EQ(0, make_pair(self, &c));
 
 	/* B is in RESET: nobody answers. */
-	ASSERT_EQ(0, to_reset(self->b));
+	ASSERT_EQ(0, sxrc_qp_to(self->b, IBV_QPS_RESET));
 	ASSERT_EQ(0, post_send(self->a, 1, IBV_WR_SEND, &s, 0, 0));
-	ASSERT_EQ(1, wait_wcs(self->cqa, wc, 1, 3000));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqa, wc, 1, 3000));
 	EXPECT_WC(wc[0], 1, IBV_WC_RETRY_EXC_ERR, 0);
-	EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a));
+	EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->a));
 
 	/* B is destroyed. */
 	ASSERT_EQ(0, reconnect(self, &c, &c));
@@ -1957,10 +1834,10 @@ TEST_F(dp, err_retry_exceeded)
 	ASSERT_EQ(0, post_send(self->a, 2, IBV_WR_RDMA_WRITE, &s,
 			       addr_at(self, DST), self->mr->rkey));
 	ASSERT_EQ(0, post_send(self->a, 3, IBV_WR_SEND, &s, 0, 0));
-	ASSERT_EQ(2, wait_wcs(self->cqa, wc, 2, 3000));
+	ASSERT_EQ(2, sxrc_poll_n(self->cqa, wc, 2, 3000));
 	EXPECT_WC(wc[0], 2, IBV_WC_RETRY_EXC_ERR, 0);
 	EXPECT_WC(wc[1], 3, IBV_WC_WR_FLUSH_ERR, 0);
-	EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a));
+	EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->a));
 }
 
 static int by_wr_id(const void *x, const void *y)
@@ -1996,7 +1873,7 @@ TEST_F(dp, err_flush_everything)
 	}
 	wr[0].wr.rdma.rkey ^= 0x5a;
 	ASSERT_EQ(0, ibv_post_send(self->a, wr, &bad));
-	ASSERT_EQ(7, wait_wcs(self->cqa, wc, 7, 2000));
+	ASSERT_EQ(7, sxrc_poll_n(self->cqa, wc, 7, 2000));
 	/* The error first, then the flushed sends in order. */
 	EXPECT_WC(wc[0], 1, IBV_WC_REM_ACCESS_ERR, 0);
 	qsort(wc, 7, sizeof(wc[0]), by_wr_id);
@@ -2007,7 +1884,7 @@ TEST_F(dp, err_flush_everything)
 		EXPECT_EQ(self->a->qp_num, wc[i].qp_num);
 	}
 	/* B failed as the responder: its receives are flushed. */
-	ASSERT_EQ(2, wait_wcs(self->cqb, wc, 2, 2000));
+	ASSERT_EQ(2, sxrc_poll_n(self->cqb, wc, 2, 2000));
 	EXPECT_WC(wc[0], 60, IBV_WC_WR_FLUSH_ERR, 0);
 	EXPECT_WC(wc[1], 61, IBV_WC_WR_FLUSH_ERR, 0);
 	EXPECT_QP_EVENT(self->b, IBV_EVENT_QP_ACCESS_ERR);
@@ -2041,13 +1918,13 @@ TEST_F(dp, err_flush_stalled_sends_on_modify)
 	for (i = 0; i < 3; i++)
 		ASSERT_EQ(0, post_send(self->a, i, IBV_WR_SEND, &s, 0, 0));
 	EXPECT_EQ(0, count_wcs(self->cqa, 30));
-	ASSERT_EQ(0, to_error(self->a));
-	ASSERT_EQ(3, wait_wcs(self->cqa, wc, 3, 2000));
+	ASSERT_EQ(0, sxrc_qp_to(self->a, IBV_QPS_ERR));
+	ASSERT_EQ(3, sxrc_poll_n(self->cqa, wc, 3, 2000));
 	for (i = 0; i < 3; i++)
 		EXPECT_WC(wc[i], i, IBV_WC_WR_FLUSH_ERR, 0);
 	EXPECT_EQ(0, count_wcs(self->cqa, 30));
 	/* B never saw any of it, and serves a new connection. */
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b));
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->b));
 	ASSERT_EQ(0, reconnect(self, &rc_conn, &rc_conn));
 	ASSERT_EQ(0, post_recv(self, self->b, 9, DST, 64));
 	ASSERT_EQ(0, post_send(self->a, 9, IBV_WR_SEND, &s, 0, 0));
@@ -2292,10 +2169,10 @@ static void random_run(struct __test_metadata *_metadata,
 	self->cap = default_cap;
 	self->cap.max_send_sge = self->dev.max_sge;
 	self->cap.max_recv_sge = self->dev.max_sge;
-	self->a = create_qp_cap(self->pd, self->cqa, IBV_QPT_RC, 1,
+	self->a = sxrc_create_qp(self->pd, self->cqa, IBV_QPT_RC, 1,
 				&self->cap);
 	ASSERT_NE(NULL, self->a);
-	self->b = create_qp_cap(self->pd, self->cqb, IBV_QPT_RC, 1,
+	self->b = sxrc_create_qp(self->pd, self->cqb, IBV_QPT_RC, 1,
 				&self->cap);
 	ASSERT_NE(NULL, self->b);
 	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num, &rc_conn));
@@ -2374,8 +2251,8 @@ static int child_traffic(struct ibv_device *dev, int id, int ready_fd,
 			.max_send_wr = NMSG, .max_recv_wr = NMSG,
 			.max_send_sge = 1, .max_recv_sge = 1,
 		};
-		qa[p] = create_qp_cap(pd, cq, IBV_QPT_RC, 1, &cap);
-		qb[p] = create_qp_cap(pd, cq, IBV_QPT_RC, 1, &cap);
+		qa[p] = sxrc_create_qp(pd, cq, IBV_QPT_RC, 1, &cap);
+		qb[p] = sxrc_create_qp(pd, cq, IBV_QPT_RC, 1, &cap);
 		if (!qa[p] || !qb[p] ||
 		    connect_qp(qa[p], qb[p]->qp_num, &rc_conn) ||
 		    connect_qp(qb[p], qa[p]->qp_num, &rc_conn))
@@ -2405,14 +2282,14 @@ static int child_traffic(struct ibv_device *dev, int id, int ready_fd,
 			struct ibv_send_wr wr = mk_wr(p * NMSG + m,
 						      IBV_WR_SEND, &s, 0);
 
-			fill(slot, s.length, id * 1000 + p * 50 + m);
+			sxrc_fill(slot, s.length, id * 1000 + p * 50 + m);
 			if (post_wr(qa[p], &wr))
 				bad++;
 		}
 	}
 
-	end = now_ms() + 20000;
-	while (got < 2 * NPAIRS * NMSG && now_ms() < end) {
+	end = sxrc_now_ms() + 20000;
+	while (got < 2 * NPAIRS * NMSG && sxrc_now_ms() < end) {
 		n = ibv_poll_cq(cq, 32, wc);
 		if (n < 0)
 			return 106;
@@ -2428,7 +2305,7 @@ static int child_traffic(struct ibv_device *dev, int id, int ready_fd,
 			}
 			if (wc[i].opcode != IBV_WC_RECV)
 				continue;
-			fill(exp, msg_len(id, p, m), id * 1000 + p * 50 + m);
+			sxrc_fill(exp, msg_len(id, p, m), id * 1000 + p * 50 + m);
 			/* In order, on its own pair, intact. */
 			if (wc[i].qp_num != qb[p]->qp_num || next[p]++ != m ||
 			    wc[i].byte_len != msg_len(id, p, m) ||
@@ -2553,8 +2430,8 @@ static void *poster_thread(void *p)
 			(*t->bad)++;
 		poll_some(t);
 	}
-	end = now_ms() + 10000;
-	while (*t->total < NTHR * PER_THR && now_ms() < end)
+	end = sxrc_now_ms() + 10000;
+	while (*t->total < NTHR * PER_THR && sxrc_now_ms() < end)
 		poll_some(t);
 	return NULL;
 }
@@ -2574,7 +2451,7 @@ TEST_F(dp, threads_share_qp_and_cq)
 	cap.max_recv_wr = NTHR * PER_THR;
 	self->a = create_qp(self, self->cqa, IBV_QPT_RC, 1);
 	ASSERT_NE(NULL, self->a);
-	self->b = create_qp_cap(self->pd, self->cqb, IBV_QPT_RC, 1, &cap);
+	self->b = sxrc_create_qp(self->pd, self->cqb, IBV_QPT_RC, 1, &cap);
 	ASSERT_NE(NULL, self->b);
 	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num, &rc_conn));
 	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num, &rc_conn));
@@ -2599,7 +2476,7 @@ TEST_F(dp, threads_share_qp_and_cq)
 		EXPECT_EQ(1, seen[i]) TH_LOG("send wr_id %d", i);
 
 	/* Every message arrived once, each thread's in its order. */
-	n = wait_wcs(self->cqb, wc, NTHR * PER_THR, 5000);
+	n = sxrc_poll_n(self->cqb, wc, NTHR * PER_THR, 5000);
 	ASSERT_EQ(NTHR * PER_THR, n);
 	for (i = 0; i < NTHR; i++)
 		last[i] = -1;
@@ -2627,7 +2504,7 @@ static int ping(FIXTURE_DATA(dp) *self, unsigned int seed)
 	struct ibv_sge r = sge_at(self, DST + 65536, 8192);
 	struct ibv_wc wc;
 
-	fill(self->buf + SRC, 8192, seed);
+	sxrc_fill(self->buf + SRC, 8192, seed);
 	memset(self->buf + DST, 0, 3 * 65536);
 	if (post_recv(self, self->b, seed, DST, 8192) ||
 	    post_send(self->a, 1, IBV_WR_SEND, &s, 0, 0) ||
@@ -2663,7 +2540,7 @@ TEST_F(dp, fork_parent_keeps_data_path)
 	ASSERT_EQ(0, ping(self, 1));
 	ASSERT_EQ(0, pipe(c2p));
 	ASSERT_EQ(0, pipe(p2c));
-	fill(self->buf + SRC, 8192, 2);
+	sxrc_fill(self->buf + SRC, 8192, 2);
 
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -2705,7 +2582,7 @@ TEST_F(dp, fork_parent_keeps_data_path)
 	ASSERT_EQ(1, read(c2p[0], &c, 1));
 
 	/* The child is alive with its own copy; ours is as we left it. */
-	fill(exp, sizeof(exp), 2);
+	sxrc_fill(exp, sizeof(exp), 2);
 	EXPECT_EQ(0, memcmp(exp, self->buf + SRC, sizeof(exp)));
 	EXPECT_EQ(0, count_wcs(self->cqa, 10));
 	EXPECT_EQ(0, count_wcs(self->cqb, 0));
@@ -2723,7 +2600,7 @@ TEST_F(dp, fork_parent_keeps_data_path)
 
 	/* And once it is gone. */
 	EXPECT_EQ(0, ping(self, 4));
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b));
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->b));
 }
 
 /* The page frame behind @p (root only), or 0. */
@@ -2793,7 +2670,7 @@ TEST_F(dp, mr_with_iova)
 	mr = ibv_reg_mr_iova(self->pd, base, 3 * 4096, iova, ACCESS_ALL);
 	ASSERT_NE(NULL, mr);
 	ASSERT_EQ(0, make_pair(self, &rc_conn));
-	fill(self->buf + SRC, 6000, 111);
+	sxrc_fill(self->buf + SRC, 6000, 111);
 	memset(self->buf + DST, 0, 4 * 4096);
 
 	/* Write at iova + 100 lands at base + 100. */
@@ -2871,7 +2748,7 @@ TEST_F(dp, send_from_mr_registered_before_first_write)
 	rw = ibv_reg_mr(self->pd, fresh + len / 2, len / 2,
 			IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(NULL, rw);
-	fill(fresh, len, 121);
+	sxrc_fill(fresh, len, 121);
 	ASSERT_EQ(0, make_pair(self, &rc_conn));
 	for (i = 0; i < 2; i++) {
 		s = (struct ibv_sge){
@@ -2912,14 +2789,14 @@ TEST_F(dp, peer_destroyed_during_rnr_wait)
 	EXPECT_EQ(0, count_wcs(self->cqa, 30));
 	ASSERT_EQ(0, ibv_destroy_qp(self->b));
 	/* Nobody answers now: the ack timeout takes over. */
-	ASSERT_EQ(2, wait_wcs(self->cqa, wc, 2, 3000));
+	ASSERT_EQ(2, sxrc_poll_n(self->cqa, wc, 2, 3000));
 	EXPECT_WC(wc[0], 1, IBV_WC_RETRY_EXC_ERR, 0);
 	EXPECT_WC(wc[1], 2, IBV_WC_WR_FLUSH_ERR, 0);
 
 	/* A QP destroyed while it waits is just gone, too. */
 	self->b = create_qp(self, self->cqb, IBV_QPT_RC, 1);
 	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, to_reset(self->a));
+	ASSERT_EQ(0, sxrc_qp_to(self->a, IBV_QPS_RESET));
 	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num, &c));
 	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num, &c));
 	ASSERT_EQ(0, post_send(self->a, 3, IBV_WR_SEND, &s, 0, 0));
@@ -2960,7 +2837,7 @@ static void *pinger_thread(void *p)
 	FIXTURE_DATA(dp) *self = t->self;
 	int i, sent = 0, recvd = 0, n;
 	struct ibv_wc wc[16];
-	double end = now_ms() + 15000;
+	double end = sxrc_now_ms() + 15000;
 
 	for (i = 0; i < PINGS; i++) {
 		struct ibv_sge s = sge_at(self, t->out + i * 64, 64);
@@ -2969,7 +2846,7 @@ static void *pinger_thread(void *p)
 
 		wr.wr.rdma.remote_addr = addr_at(self, t->in + 65536 + i * 64);
 		wr.wr.rdma.rkey = self->mr->rkey;
-		while (post_wr(t->qp, &wr) == ENOMEM && now_ms() < end)
+		while (post_wr(t->qp, &wr) == ENOMEM && sxrc_now_ms() < end)
 			usleep(10);
 		do {
 			n = ibv_poll_cq(t->cq, 16, wc);
@@ -2983,7 +2860,7 @@ static void *pinger_thread(void *p)
 			}
 		} while (n > 0);
 	}
-	while ((sent < PINGS || recvd < PINGS / 2) && now_ms() < end) {
+	while ((sent < PINGS || recvd < PINGS / 2) && sxrc_now_ms() < end) {
 		n = ibv_poll_cq(t->cq, 16, wc);
 		for (int k = 0; k < n; k++) {
 			if (wc[k].status)
@@ -3013,11 +2890,11 @@ TEST_F(dp, bidirectional_at_once)
 	int i, k;
 
 	cap.max_recv_wr = PINGS;
-	self->a = create_qp_cap(self->pd, self->cqa, IBV_QPT_RC, 1, &cap);
+	self->a = sxrc_create_qp(self->pd, self->cqa, IBV_QPT_RC, 1, &cap);
 	ASSERT_NE(NULL, self->a);
 	cap = default_cap;
 	cap.max_recv_wr = PINGS;
-	self->b = create_qp_cap(self->pd, self->cqb, IBV_QPT_RC, 1, &cap);
+	self->b = sxrc_create_qp(self->pd, self->cqb, IBV_QPT_RC, 1, &cap);
 	ASSERT_NE(NULL, self->b);
 	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num, &rc_conn));
 	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num, &rc_conn));
@@ -3026,7 +2903,7 @@ TEST_F(dp, bidirectional_at_once)
 	t[1].qp = self->b;
 	t[1].cq = self->cqb;
 	for (k = 0; k < 2; k++) {
-		fill(self->buf + t[k].out, PINGS * 64, 130 + k);
+		sxrc_fill(self->buf + t[k].out, PINGS * 64, 130 + k);
 		/* The peer's sends land in our receive buffers. */
 		for (i = 0; i < PINGS / 2; i++)
 			ASSERT_EQ(0, post_recv(self, t[k].qp, i,

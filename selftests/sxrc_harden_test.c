@@ -26,6 +26,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 #include "sxrc_xrc.h"
 
 #define SEG		(32UL << 20)	/* one buffer, named by every SGE */
@@ -122,44 +123,18 @@ struct link {
 /* RESET -> INIT -> RTR -> RTS: RC, UC or XRC_SEND towards @l->dqpn. */
 static int qp_up(struct ibv_qp *qp, const struct link *l)
 {
-	bool rc = qp->qp_type != IBV_QPT_UC;
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = REMOTE_ALL,
+	struct sxrc_link s = {
+		SXRC_LINK_DEFAULTS, .dqpn = l->dqpn, .rq_psn = l->rq_psn,
+		.sq_psn = l->sq_psn, .access = REMOTE_ALL,
 	};
-	int ret;
 
 	if (qp->qp_type == IBV_QPT_UC)
-		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = l->dqpn;
-	a.rq_psn = l->rq_psn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN | (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
-					     IBV_QP_MIN_RNR_TIMER : 0));
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = l->sq_psn;
-	a.timeout = l->timeout ? l->timeout : 14;
-	a.retry_cnt = l->retry_cnt ? l->retry_cnt : 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0));
+		s.access = IBV_ACCESS_REMOTE_WRITE;
+	if (l->timeout)
+		s.timeout = l->timeout;
+	if (l->retry_cnt)
+		s.retry_cnt = l->retry_cnt;
+	return sxrc_qp_up(qp, &s);
 }
 
 /* Connect @a and @b to each other with matching PSNs. */
@@ -169,16 +144,6 @@ static int pair_up(struct ibv_qp *a, struct ibv_qp *b)
 	struct link lb = { .dqpn = a->qp_num, .rq_psn = 0x200, .sq_psn = 0x100 };
 
 	return qp_up(a, &la) ?: qp_up(b, &lb);
-}
-
-static int qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr a;
-
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
-		return -1;
-	return a.qp_state;
 }
 
 static int post_recv_n(struct ibv_qp *qp, struct ibv_srq *srq, uint64_t wr_id,
@@ -223,44 +188,6 @@ static int post_send_n(struct ibv_qp *qp, uint64_t wr_id,
 		wr.wr.rdma.rkey = rkey;
 	}
 	return ibv_post_send(qp, &wr, &bad);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* Up to @n completions within @ms; how many came. */
-static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
-{
-	double end = now_ms() + ms;
-	int got = 0;
-
-	while (got < n) {
-		int r = ibv_poll_cq(cq, n - got, wc + got);
-
-		if (r < 0)
-			return r;
-		got += r;
-		if (got == n || now_ms() > end)
-			break;
-		usleep(r ? 0 : 500);
-	}
-	return got;
-}
-
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
 }
 
 /* Become an unprivileged other user (no capabilities left). */
@@ -378,15 +305,15 @@ TEST_F(h, cq_destroyed_under_a_copy)
 	ASSERT_EQ(0, ibv_req_notify_cq(rcq, 0));
 
 	poster_init(&ps, a, IBV_WR_SEND, &self->n, NSGE, SEG, 0, 0);
-	t0 = now_ms();
+	t0 = sxrc_now_ms();
 	ASSERT_EQ(0, poster_start(&ps, &t, 50));
 	ASSERT_EQ(0, ibv_destroy_qp(b));
 	ASSERT_EQ(0, ibv_destroy_cq(rcq));
 	pthread_join(t, NULL);
 	ASSERT_EQ(0, ps.ret);
-	TH_LOG("1 GiB send copied in %.0f ms", now_ms() - t0);
+	TH_LOG("1 GiB send copied in %.0f ms", sxrc_now_ms() - t0);
 	/* The sender's own completion, whatever became of the message. */
-	ASSERT_EQ(1, poll_n(self->n.cq, &wc, 1, 5000));
+	ASSERT_EQ(1, sxrc_poll_n(self->n.cq, &wc, 1, 5000));
 
 	ASSERT_EQ(0, fcntl(ch->fd, F_SETFL, O_NONBLOCK));
 	EXPECT_NE(0, ibv_get_cq_event(ch, &cq_ev, &ctxp))
@@ -423,7 +350,7 @@ TEST_F(h, no_event_for_a_destroyed_cq)
 	/* Fill the receive CQ: every further completion overruns it. */
 	ASSERT_EQ(0, post_recv_n(b, NULL, 1, &self->n, 1, 64));
 	ASSERT_EQ(0, post_send_n(a, 1, IBV_WR_SEND, &self->n, 1, 64, 0, 0));
-	ASSERT_EQ(1, poll_n(self->n.cq, &wc, 1, 5000));
+	ASSERT_EQ(1, sxrc_poll_n(self->n.cq, &wc, 1, 5000));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	ASSERT_EQ(0, post_recv_n(b, NULL, 2, &self->n, NSGE, SEG));
 
@@ -432,7 +359,7 @@ TEST_F(h, no_event_for_a_destroyed_cq)
 	ASSERT_EQ(0, ibv_destroy_qp(b));
 	ASSERT_EQ(0, ibv_destroy_cq(rcq));
 	pthread_join(t, NULL);
-	ASSERT_EQ(1, poll_n(self->n.cq, &wc, 1, 5000));
+	ASSERT_EQ(1, sxrc_poll_n(self->n.cq, &wc, 1, 5000));
 
 	pfd = (struct pollfd){ .fd = self->n.ctx->async_fd, .events = POLLIN };
 	if (poll(&pfd, 1, 300) == 1) {
@@ -483,7 +410,7 @@ TEST_F(h, dereg_waits_for_a_copy_into_the_mr)
 	memcpy(before, last, sizeof(before));
 	pthread_join(t, NULL);
 	ASSERT_EQ(0, ps.ret);
-	ASSERT_EQ(1, poll_n(self->n.cq, &wc, 1, 5000));
+	ASSERT_EQ(1, sxrc_poll_n(self->n.cq, &wc, 1, 5000));
 	EXPECT_EQ(0, memcmp(before, last, sizeof(before)))
 		TH_LOG("data landed in the MR after ibv_dereg_mr() returned");
 	ibv_destroy_qp(a);
@@ -604,9 +531,9 @@ TEST_F(h, stalled_event_reader_stalls_no_other_context)
 	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
 
 	/* The reader is stalled in copy_to_user(): B unregisters now. */
-	t0 = now_ms();
+	t0 = sxrc_now_ms();
 	atomic_store(&sh[0], 2);
-	while (atomic_load(&sh[0]) != 3 && now_ms() - t0 < 3000)
+	while (atomic_load(&sh[0]) != 3 && sxrc_now_ms() - t0 < 3000)
 		usleep(1000);
 	EXPECT_EQ(3, atomic_load(&sh[0]))
 		TH_LOG("the last unregistration waited for a stalled reader");
@@ -617,7 +544,7 @@ TEST_F(h, stalled_event_reader_stalls_no_other_context)
 	ASSERT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zp));
 	pthread_join(t, NULL);
 	EXPECT_EQ((ssize_t)sizeof(struct sxrc_async_event), r.ret);
-	st = wait_child(pid);
+	st = sxrc_wait_child(pid);
 	EXPECT_EQ(0, st);
 	EXPECT_EQ(0, ibv_close_xrcd(x));
 	close(fd);
@@ -657,7 +584,7 @@ static int attack_connected(enum ibv_qp_type type, uint32_t victim_qpn,
 		CHK(!post_send_n(x, 1, op, &n, 1,
 				 op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : 64,
 				 raddr, rkey));
-		CHK(poll_n(n.cq, &wc, 1, 5000) == 1);
+		CHK(sxrc_poll_n(n.cq, &wc, 1, 5000) == 1);
 		if (type == IBV_QPT_UC) {
 			CHK(wc.status == IBV_WC_SUCCESS);
 		} else if (wc.status != IBV_WC_RETRY_EXC_ERR) {
@@ -686,15 +613,15 @@ static void check_victim(struct __test_metadata *_metadata,
 		if ((unsigned char)n->buf[i] != 0xa5)
 			break;
 	EXPECT_EQ(64, i) TH_LOG("%s: the victim's memory changed", what);
-	got = poll_n(n->cq, &wc, 1, 100);
+	got = sxrc_poll_n(n->cq, &wc, 1, 100);
 	EXPECT_EQ(0, got)
 		TH_LOG("%s: the victim got a completion (%s)", what,
 		       ibv_wc_status_str(wc.status));
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(v2))
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(v2))
 		TH_LOG("%s: the victim QP left RTS", what);
 	/* And its own peer still gets through. */
 	ASSERT_EQ(0, post_send_n(v1, 9, IBV_WR_SEND, n, 1, 64, 0, 0));
-	ASSERT_EQ(2, poll_n(n->cq, (struct ibv_wc[2]){}, 2, 5000));
+	ASSERT_EQ(2, sxrc_poll_n(n->cq, (struct ibv_wc[2]){}, 2, 5000));
 	ASSERT_EQ(0, post_recv_n(v2, NULL, 8, n, 1, 64));
 }
 
@@ -720,7 +647,7 @@ static void attack(struct __test_metadata *_metadata, struct node *n,
 		attack_connected(v2->qp_type, qpn, a.rq_psn, op, raddr, rkey);
 		_exit(0);
 	}
-	EXPECT_EQ(0, wait_child(pid)) TH_LOG("%s: attacker failed", what);
+	EXPECT_EQ(0, sxrc_wait_child(pid)) TH_LOG("%s: attacker failed", what);
 	check_victim(_metadata, n, v1, v2, what);
 }
 
@@ -792,13 +719,13 @@ TEST_F(h, rc_sequences_by_psn)
 	ASSERT_EQ(0, qp_up(b, &lb));
 	ASSERT_EQ(0, post_recv_n(b, NULL, 8, &self->n, 1, 3 * 4096 + 1));
 	ASSERT_EQ(0, post_send_n(a, 1, IBV_WR_SEND, &self->n, 1, 64, 0, 0));
-	ASSERT_EQ(1, poll_n(self->n.cq, &wc, 1, 5000));
+	ASSERT_EQ(1, sxrc_poll_n(self->n.cq, &wc, 1, 5000));
 	EXPECT_EQ(1, wc.wr_id);
 	EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, wc.status)
 		TH_LOG("status %s", ibv_wc_status_str(wc.status));
 	/* The receive is still posted: nothing else completes. */
-	EXPECT_EQ(0, poll_n(self->n.cq, &wc, 1, 100));
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(b));
+	EXPECT_EQ(0, sxrc_poll_n(self->n.cq, &wc, 1, 100));
+	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(b));
 
 	/* In sequence, many messages of several packets each, then a read. */
 	ASSERT_EQ(0, ibv_modify_qp(a, &at, IBV_QP_STATE));
@@ -812,19 +739,19 @@ TEST_F(h, rc_sequences_by_psn)
 		}
 		ASSERT_EQ(0, post_send_n(a, 2, IBV_WR_SEND, &self->n, 1,
 					 3 * 4096 + 1, 0, 0));
-		ASSERT_EQ(2, poll_n(self->n.cq, wcs, 2, 5000));
+		ASSERT_EQ(2, sxrc_poll_n(self->n.cq, wcs, 2, 5000));
 		EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status);
 		EXPECT_EQ(IBV_WC_SUCCESS, wcs[1].status);
 	}
 	ASSERT_EQ(0, post_send_n(a, 3, IBV_WR_RDMA_READ, &self->n, 1, 10000,
 				 (uintptr_t)self->n.buf + 65536,
 				 self->n.mr->rkey));
-	ASSERT_EQ(1, poll_n(self->n.cq, &wc, 1, 5000));
+	ASSERT_EQ(1, sxrc_poll_n(self->n.cq, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	ASSERT_EQ(0, post_send_n(a, 4, IBV_WR_ATOMIC_FETCH_AND_ADD, &self->n,
 				 1, 8, (uintptr_t)self->n.buf + 65536,
 				 self->n.mr->rkey));
-	ASSERT_EQ(1, poll_n(self->n.cq, &wc, 1, 5000));
+	ASSERT_EQ(1, sxrc_poll_n(self->n.cq, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
@@ -911,7 +838,7 @@ TEST_F(h, xrc_receive_qp_takes_messages_from_its_peer_only)
 			wr.num_sge = 1;
 			wr.qp_type.xrc.remote_srqn = guess ? srqn : 0xfffff0;
 			CHK(!ibv_post_send(xq, &wr, &bad));
-			CHK(poll_n(n.cq, &wc, 1, 5000) == 1);
+			CHK(sxrc_poll_n(n.cq, &wc, 1, 5000) == 1);
 			CHK(wc.status != IBV_WC_SUCCESS);
 			{
 				struct ibv_qp_attr a = {
@@ -923,8 +850,8 @@ TEST_F(h, xrc_receive_qp_takes_messages_from_its_peer_only)
 		}
 		_exit(0);
 	}
-	EXPECT_EQ(0, wait_child(pid));
-	EXPECT_EQ(0, poll_n(self->n.cq, &wc, 1, 100))
+	EXPECT_EQ(0, sxrc_wait_child(pid));
+	EXPECT_EQ(0, sxrc_poll_n(self->n.cq, &wc, 1, 100))
 		TH_LOG("the victim's SRQ got a completion (%s)",
 		       ibv_wc_status_str(wc.status));
 	ASSERT_EQ(0, ibv_query_qp(rq, &qa, IBV_QP_STATE, &qia));
@@ -937,7 +864,7 @@ TEST_F(h, xrc_receive_qp_takes_messages_from_its_peer_only)
 	wr.num_sge = 1;
 	wr.qp_type.xrc.remote_srqn = srqn;
 	ASSERT_EQ(0, ibv_post_send(sq, &wr, &bad));
-	ASSERT_EQ(2, poll_n(self->n.cq, (struct ibv_wc[2]){}, 2, 5000));
+	ASSERT_EQ(2, sxrc_poll_n(self->n.cq, (struct ibv_wc[2]){}, 2, 5000));
 	ibv_destroy_qp(sq);
 	ibv_destroy_qp(rq);
 	ibv_destroy_srq(srq);
@@ -979,7 +906,7 @@ TEST_F(h, rdma_on_a_qp_with_an_srq_uses_the_qp_pd)
 	ASSERT_EQ(0, post_send_n(a, 1, IBV_WR_RDMA_WRITE, &self->n, 1, 64,
 				 (uintptr_t)self->n.buf + 4096,
 				 self->n.mr->rkey));
-	ASSERT_EQ(1, poll_n(self->n.cq, &wc, 1, 5000));
+	ASSERT_EQ(1, sxrc_poll_n(self->n.cq, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status)
 		TH_LOG("status %s", ibv_wc_status_str(wc.status));
 	EXPECT_EQ(0x42, self->n.buf[4096]);
@@ -987,7 +914,7 @@ TEST_F(h, rdma_on_a_qp_with_an_srq_uses_the_qp_pd)
 	/* One of the SRQ's PD does not. */
 	ASSERT_EQ(0, post_send_n(a, 2, IBV_WR_RDMA_WRITE, &self->n, 1, 64,
 				 (uintptr_t)buf2, mr2->rkey));
-	ASSERT_EQ(1, poll_n(self->n.cq, &wc, 1, 5000));
+	ASSERT_EQ(1, sxrc_poll_n(self->n.cq, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status)
 		TH_LOG("status %s", ibv_wc_status_str(wc.status));
 	EXPECT_EQ(0, buf2[0]);
@@ -1043,7 +970,7 @@ TEST_F(h, privileged_qkey_needs_cap_net_raw)
 		}
 		_exit(0);
 	}
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 }
 
 /* ------------------------------------------------------------------
@@ -1071,9 +998,9 @@ static pid_t big_send_child(_Atomic int *st)
 		CHK(!post_recv_n(b, NULL, 1, &n, NSGE, 2 * SEG));
 		poster_init(&ps, a, IBV_WR_SEND, &n, NSGE, 2 * SEG, 0, 0);
 		atomic_store(&st[0], 1);
-		t0 = now_ms();
+		t0 = sxrc_now_ms();
 		poster_run(&ps);
-		atomic_store(&st[1], (int)(now_ms() - t0));
+		atomic_store(&st[1], (int)(sxrc_now_ms() - t0));
 		_exit(ps.ret ? 1 : 0);
 	}
 	return pid;
@@ -1096,7 +1023,7 @@ TEST_F(h, killable_in_a_2gib_wqe)
 	ASSERT_NE(MAP_FAILED, st);
 	pid = big_send_child(st);
 	ASSERT_LE(0, pid);
-	ASSERT_EQ(0, wait_child(pid));
+	ASSERT_EQ(0, sxrc_wait_child(pid));
 	full = atomic_load(&st[1]);
 	TH_LOG("the whole 2 GiB copy takes %d ms", full);
 
@@ -1106,10 +1033,10 @@ TEST_F(h, killable_in_a_2gib_wqe)
 	while (!atomic_load(&st[0]))
 		usleep(1000);
 	usleep(30000);
-	t0 = now_ms();
+	t0 = sxrc_now_ms();
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	ms = now_ms() - t0;
+	ms = sxrc_now_ms() - t0;
 	EXPECT_TRUE(WIFSIGNALED(status));
 	EXPECT_GT(1000, ms) TH_LOG("took %.0f ms to die", ms);
 	EXPECT_GT(full / 2, ms) TH_LOG("took %.0f ms to die", ms);
@@ -1200,10 +1127,10 @@ struct doorbell {
 static void *ring_once(void *p)
 {
 	struct doorbell *d = p;
-	double t0 = now_ms();
+	double t0 = sxrc_now_ms();
 
 	ioctl(d->fd, SXRC_IOCTL_DOORBELL, (unsigned long)d->handle);
-	atomic_store(&d->state[2], (int)(now_ms() - t0));
+	atomic_store(&d->state[2], (int)(sxrc_now_ms() - t0));
 	atomic_store(&d->state[1], 1);
 	return NULL;
 }
@@ -1290,19 +1217,19 @@ TEST_F(h, doorbell_bounded_under_an_endless_stream)
 	}
 	while (!atomic_load(&st[0]))
 		usleep(1000);
-	t0 = now_ms();
-	while (!atomic_load(&st[1]) && now_ms() - t0 < 2000)
+	t0 = sxrc_now_ms();
+	while (!atomic_load(&st[1]) && sxrc_now_ms() - t0 < 2000)
 		usleep(1000);
 	EXPECT_EQ(1, atomic_load(&st[1]))
 		TH_LOG("one doorbell ran for %.0f ms and is still running",
-		       now_ms() - t0);
+		       sxrc_now_ms() - t0);
 	if (atomic_load(&st[1]))
 		TH_LOG("the doorbell returned after %d ms", st[2]);
 
-	t0 = now_ms();
+	t0 = sxrc_now_ms();
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	ms = now_ms() - t0;
+	ms = sxrc_now_ms() - t0;
 	EXPECT_TRUE(WIFSIGNALED(status));
 	EXPECT_GT(1000, ms) TH_LOG("took %.0f ms to die", ms);
 }
