@@ -44,18 +44,16 @@ FIXTURE(attr) {
 FIXTURE_SETUP(attr)
 {
 	unsigned int i;
-	int num;
+	int ret;
 
 	self->ctx = NULL;
 	self->buf = NULL;
 	for (i = 0; i < NPARAMS; i++)
 		self->saved[i] = sxrc_param_read(saved_params[i]);
-	self->list = ibv_get_device_list(&num);
-	ASSERT_NE(NULL, self->list);
-	if (!num)
+	ret = sxrc_open_dev(&self->list, &self->ctx);
+	if (ret > 0)
 		SKIP(return, "softxrc is not loaded");
-	self->ctx = ibv_open_device(self->list[0]);
-	ASSERT_NE(NULL, self->ctx);
+	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, ibv_query_device(self->ctx, &self->dev));
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);

@@ -38,15 +38,13 @@ FIXTURE(mr) {
 
 FIXTURE_SETUP(mr)
 {
-	int num;
+	int ret;
 
 	self->ctx = NULL;
-	self->list = ibv_get_device_list(&num);
-	ASSERT_NE(NULL, self->list);
-	if (!num)
+	ret = sxrc_open_dev(&self->list, &self->ctx);
+	if (ret > 0)
 		SKIP(return, "softxrc is not loaded");
-	self->ctx = ibv_open_device(self->list[0]);
-	ASSERT_NE(NULL, self->ctx);
+	ASSERT_EQ(0, ret);
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
 	self->len = 4 * MIB;

@@ -12,6 +12,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
 #define MAX_INLINE	512	/* the ABI's max_inline_data */
 
@@ -45,15 +46,13 @@ FIXTURE(qp) {
 
 FIXTURE_SETUP(qp)
 {
-	int num;
+	int ret;
 
 	self->ctx = NULL;
-	self->list = ibv_get_device_list(&num);
-	ASSERT_NE(NULL, self->list);
-	if (num == 0)
+	ret = sxrc_open_dev(&self->list, &self->ctx);
+	if (ret > 0)
 		SKIP(return, "no softxrc device (module not loaded)");
-	self->ctx = ibv_open_device(self->list[0]);
-	ASSERT_NE(NULL, self->ctx);
+	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, ibv_query_device(self->ctx, &self->dev));
 	ASSERT_EQ(0, ibv_query_port(self->ctx, 1, &self->port));
 	ASSERT_EQ(0, ibv_query_gid(self->ctx, 1, 0, &self->gid));

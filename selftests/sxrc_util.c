@@ -18,6 +18,22 @@
 
 #include "sxrc_util.h"
 
+int sxrc_open_dev(struct ibv_device ***list, struct ibv_context **ctx)
+{
+	int num;
+
+	*ctx = NULL;
+	*list = ibv_get_device_list(&num);
+	if (!*list)
+		return errno ? -errno : -ENODEV;
+	if (!num)
+		return 1;
+	*ctx = ibv_open_device((*list)[0]);
+	if (!*ctx)
+		return errno ? -errno : -ENODEV;
+	return 0;
+}
+
 int sxrc_qp_attr(enum ibv_qp_type t, enum ibv_qp_state s,
 		 const struct sxrc_link *l, struct ibv_qp_attr *a)
 {

@@ -17,6 +17,12 @@
 #define SXRC_PARAMS	"/sys/module/softxrc/parameters/"
 
 /*
+ * The device list and a context on its first device: 0; 1 when there
+ * is no device (softxrc is not loaded); -errno when a call failed.
+ */
+int sxrc_open_dev(struct ibv_device ***list, struct ibv_context **ctx);
+
+/*
  * How sxrc_qp_up() brings a QP from RESET to @upto.  Which attributes
  * each step passes follows the QP type, as the kernel's transition table
  * asks: UD takes the Q_Key at INIT and nothing else, UC no responder or
