@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include "sxrc_methods.h"
 #include "sxrc_test.h"
 
 #define FZ_THREADS	3
@@ -1070,87 +1071,86 @@ static void done_srq(struct fz *t, struct fctx *c, struct call *k)
 /* ------------------------------------------------------------------ */
 /* The method table: every object and method of the uapi header. */
 
-#define M(o, m, in_t, out_t, w, g, d) \
-	{ o, m, #m, in_t, out_t, w, g, d }
+#define M(o, m, ...) { o, m, #m, __VA_ARGS__ }
 #define SZ(t) ((uint16_t)sizeof(struct t))
 
+/*
+ * What the fuzzer knows of each method: input size, output size, weight,
+ * generator, tracking.  The table itself comes from the uapi header's
+ * method enums (sxrc_methods.h, made by gen-methods.sh): a method without
+ * a FZ_ entry here does not build.
+ */
+#define FZ_SXRC_CTX_QUERY	0, SZ(sxrc_query_ctx_out), 2, gen_none, NULL
+#define FZ_SXRC_DEVICE_QUERY	0, SZ(sxrc_device_attr), 2, gen_none, NULL
+#define FZ_SXRC_DEVICE_QUERY_PORT	SZ(sxrc_port_in), SZ(sxrc_port_attr), \
+	2, gen_port, NULL
+#define FZ_SXRC_DEVICE_QUERY_GID	SZ(sxrc_gid_in), SZ(sxrc_gid_out), 2, \
+	gen_gid, NULL
+#define FZ_SXRC_DEVICE_QUERY_PKEY	SZ(sxrc_gid_in), SZ(sxrc_pkey_out), 2, \
+	gen_gid, NULL
+#define FZ_SXRC_PD_ALLOC	SZ(sxrc_create_in), SZ(sxrc_handle_out), 6, \
+	gen_create, done_pd_alloc
+#define FZ_SXRC_PD_DEALLOC	SZ(sxrc_handle_in), 0, 3, gen_pd_dealloc, NULL
+#define FZ_SXRC_PD_QUERY	SZ(sxrc_handle_in), SZ(sxrc_handle_out), 2, \
+	gen_pd_query, NULL
+#define FZ_SXRC_MR_REG	SZ(sxrc_reg_mr_in), SZ(sxrc_reg_mr_out), 8, \
+	gen_mr_reg, done_mr
+#define FZ_SXRC_MR_DEREG	SZ(sxrc_handle_in), 0, 4, gen_mr_dereg, NULL
+#define FZ_SXRC_MR_REREG	SZ(sxrc_rereg_mr_in), SZ(sxrc_reg_mr_out), 4, \
+	gen_mr_rereg, done_mr
+#define FZ_SXRC_MR_QUERY	SZ(sxrc_handle_in), SZ(sxrc_query_mr_out), 2, \
+	gen_mr_query, NULL
+#define FZ_SXRC_MR_REG_DMABUF	SZ(sxrc_reg_dmabuf_mr_in), \
+	SZ(sxrc_reg_mr_out), 4, gen_mr_reg_dmabuf, done_mr
+#define FZ_SXRC_CQ_CREATE	SZ(sxrc_create_cq_in), SZ(sxrc_cq_ring_out), \
+	7, gen_cq_create, done_cq
+#define FZ_SXRC_CQ_DESTROY	SZ(sxrc_handle_in), SZ(sxrc_destroy_out), 3, \
+	gen_cq_destroy, NULL
+#define FZ_SXRC_CQ_RESIZE	SZ(sxrc_resize_cq_in), SZ(sxrc_cq_ring_out), \
+	3, gen_cq_resize, done_cq
+#define FZ_SXRC_CHANNEL_CREATE	0, SZ(sxrc_channel_out), 1, gen_none, \
+	done_channel
+#define FZ_SXRC_QP_CREATE	SZ(sxrc_create_qp_in), SZ(sxrc_create_qp_out), \
+	10, gen_qp_create, done_qp_create
+#define FZ_SXRC_QP_DESTROY	SZ(sxrc_handle_in), SZ(sxrc_destroy_out), 4, \
+	gen_qp_destroy, NULL
+#define FZ_SXRC_QP_MODIFY	SZ(sxrc_modify_qp_in), 0, 14, gen_qp_modify, \
+	done_qp_modify
+#define FZ_SXRC_QP_QUERY	SZ(sxrc_handle_in), SZ(sxrc_query_qp_out), 3, \
+	gen_qp_query, NULL
+#define FZ_SXRC_QP_ATTACH_MCAST	SZ(sxrc_mcast_in), 0, 2, gen_mcast, NULL
+#define FZ_SXRC_QP_DETACH_MCAST	SZ(sxrc_mcast_in), 0, 2, gen_mcast, NULL
+#define FZ_SXRC_QP_OPEN	SZ(sxrc_open_qp_in), SZ(sxrc_handle_out), 3, \
+	gen_qp_open, done_qp_open
+#define FZ_SXRC_SRQ_CREATE	SZ(sxrc_create_srq_in), \
+	SZ(sxrc_create_srq_out), 5, gen_srq_create, done_srq
+#define FZ_SXRC_SRQ_DESTROY	SZ(sxrc_handle_in), SZ(sxrc_destroy_out), 2, \
+	gen_srq_destroy, NULL
+#define FZ_SXRC_SRQ_MODIFY	SZ(sxrc_srq_attr), 0, 2, gen_srq_attr, NULL
+#define FZ_SXRC_SRQ_QUERY	SZ(sxrc_srq_attr), SZ(sxrc_srq_attr), 2, \
+	gen_srq_attr, NULL
+#define FZ_SXRC_AH_CREATE	SZ(sxrc_create_ah_in), SZ(sxrc_handle_out), 4, \
+	gen_ah_create, done_ah_create
+#define FZ_SXRC_AH_DESTROY	SZ(sxrc_handle_in), 0, 2, gen_ah_destroy, NULL
+#define FZ_SXRC_XRCD_OPEN	SZ(sxrc_open_xrcd_in), SZ(sxrc_handle_out), 4, \
+	gen_xrcd_open, done_xrcd_open
+#define FZ_SXRC_XRCD_CLOSE	SZ(sxrc_handle_in), 0, 2, gen_xrcd_close, NULL
+#define FZ_SXRC_XRCD_REG_QP	SZ(sxrc_xrc_qp_in), SZ(sxrc_handle_out), 3, \
+	gen_xrc_qp, done_xrc_reg
+#define FZ_SXRC_XRCD_UNREG_QP	SZ(sxrc_xrc_qp_in), 0, 2, gen_xrc_qp, \
+	done_xrc_unreg
+#define FZ_SXRC_XRCD_MODIFY_QP	SZ(sxrc_xrc_modify_in), 0, 3, gen_xrc_modify, \
+	NULL
+#define FZ_SXRC_XRCD_QUERY_QP	SZ(sxrc_xrc_qp_in), SZ(sxrc_query_qp_out), 2, \
+	gen_xrc_qp, NULL
+#define FZ_SXRC_MW_ALLOC	SZ(sxrc_alloc_mw_in), SZ(sxrc_alloc_mw_out), \
+	4, gen_mw_alloc, done_mw_alloc
+#define FZ_SXRC_MW_DEALLOC	SZ(sxrc_handle_in), 0, 3, gen_mw_dealloc, NULL
+
+#define FZ_METHOD(o, m) M(o, m, FZ_##m),
+
 static const struct method methods[] = {
-	M(SXRC_OBJ_CTX, SXRC_CTX_QUERY, 0, SZ(sxrc_query_ctx_out), 2,
-	  gen_none, NULL),
-	M(SXRC_OBJ_DEVICE, SXRC_DEVICE_QUERY, 0, SZ(sxrc_device_attr), 2,
-	  gen_none, NULL),
-	M(SXRC_OBJ_DEVICE, SXRC_DEVICE_QUERY_PORT, SZ(sxrc_port_in),
-	  SZ(sxrc_port_attr), 2, gen_port, NULL),
-	M(SXRC_OBJ_DEVICE, SXRC_DEVICE_QUERY_GID, SZ(sxrc_gid_in),
-	  SZ(sxrc_gid_out), 2, gen_gid, NULL),
-	M(SXRC_OBJ_DEVICE, SXRC_DEVICE_QUERY_PKEY, SZ(sxrc_gid_in),
-	  SZ(sxrc_pkey_out), 2, gen_gid, NULL),
-	M(SXRC_OBJ_PD, SXRC_PD_ALLOC, SZ(sxrc_create_in),
-	  SZ(sxrc_handle_out), 6, gen_create, done_pd_alloc),
-	M(SXRC_OBJ_PD, SXRC_PD_DEALLOC, SZ(sxrc_handle_in), 0, 3,
-	  gen_pd_dealloc, NULL),
-	M(SXRC_OBJ_PD, SXRC_PD_QUERY, SZ(sxrc_handle_in), SZ(sxrc_handle_out),
-	  2, gen_pd_query, NULL),
-	M(SXRC_OBJ_MR, SXRC_MR_REG, SZ(sxrc_reg_mr_in), SZ(sxrc_reg_mr_out),
-	  8, gen_mr_reg, done_mr),
-	M(SXRC_OBJ_MR, SXRC_MR_DEREG, SZ(sxrc_handle_in), 0, 4,
-	  gen_mr_dereg, NULL),
-	M(SXRC_OBJ_MR, SXRC_MR_REREG, SZ(sxrc_rereg_mr_in),
-	  SZ(sxrc_reg_mr_out), 4, gen_mr_rereg, done_mr),
-	M(SXRC_OBJ_MR, SXRC_MR_QUERY, SZ(sxrc_handle_in),
-	  SZ(sxrc_query_mr_out), 2, gen_mr_query, NULL),
-	M(SXRC_OBJ_MR, SXRC_MR_REG_DMABUF, SZ(sxrc_reg_dmabuf_mr_in),
-	  SZ(sxrc_reg_mr_out), 4, gen_mr_reg_dmabuf, done_mr),
-	M(SXRC_OBJ_CQ, SXRC_CQ_CREATE, SZ(sxrc_create_cq_in),
-	  SZ(sxrc_cq_ring_out), 7, gen_cq_create, done_cq),
-	M(SXRC_OBJ_CQ, SXRC_CQ_DESTROY, SZ(sxrc_handle_in),
-	  SZ(sxrc_destroy_out), 3, gen_cq_destroy, NULL),
-	M(SXRC_OBJ_CQ, SXRC_CQ_RESIZE, SZ(sxrc_resize_cq_in),
-	  SZ(sxrc_cq_ring_out), 3, gen_cq_resize, done_cq),
-	M(SXRC_OBJ_CHANNEL, SXRC_CHANNEL_CREATE, 0, SZ(sxrc_channel_out), 1,
-	  gen_none, done_channel),
-	M(SXRC_OBJ_QP, SXRC_QP_CREATE, SZ(sxrc_create_qp_in),
-	  SZ(sxrc_create_qp_out), 10, gen_qp_create, done_qp_create),
-	M(SXRC_OBJ_QP, SXRC_QP_DESTROY, SZ(sxrc_handle_in),
-	  SZ(sxrc_destroy_out), 4, gen_qp_destroy, NULL),
-	M(SXRC_OBJ_QP, SXRC_QP_MODIFY, SZ(sxrc_modify_qp_in), 0, 14,
-	  gen_qp_modify, done_qp_modify),
-	M(SXRC_OBJ_QP, SXRC_QP_QUERY, SZ(sxrc_handle_in),
-	  SZ(sxrc_query_qp_out), 3, gen_qp_query, NULL),
-	M(SXRC_OBJ_QP, SXRC_QP_ATTACH_MCAST, SZ(sxrc_mcast_in), 0, 2,
-	  gen_mcast, NULL),
-	M(SXRC_OBJ_QP, SXRC_QP_DETACH_MCAST, SZ(sxrc_mcast_in), 0, 2,
-	  gen_mcast, NULL),
-	M(SXRC_OBJ_QP, SXRC_QP_OPEN, SZ(sxrc_open_qp_in), SZ(sxrc_handle_out),
-	  3, gen_qp_open, done_qp_open),
-	M(SXRC_OBJ_SRQ, SXRC_SRQ_CREATE, SZ(sxrc_create_srq_in),
-	  SZ(sxrc_create_srq_out), 5, gen_srq_create, done_srq),
-	M(SXRC_OBJ_SRQ, SXRC_SRQ_DESTROY, SZ(sxrc_handle_in),
-	  SZ(sxrc_destroy_out), 2, gen_srq_destroy, NULL),
-	M(SXRC_OBJ_SRQ, SXRC_SRQ_MODIFY, SZ(sxrc_srq_attr), 0, 2,
-	  gen_srq_attr, NULL),
-	M(SXRC_OBJ_SRQ, SXRC_SRQ_QUERY, SZ(sxrc_srq_attr), SZ(sxrc_srq_attr),
-	  2, gen_srq_attr, NULL),
-	M(SXRC_OBJ_AH, SXRC_AH_CREATE, SZ(sxrc_create_ah_in),
-	  SZ(sxrc_handle_out), 4, gen_ah_create, done_ah_create),
-	M(SXRC_OBJ_AH, SXRC_AH_DESTROY, SZ(sxrc_handle_in), 0, 2,
-	  gen_ah_destroy, NULL),
-	M(SXRC_OBJ_XRCD, SXRC_XRCD_OPEN, SZ(sxrc_open_xrcd_in),
-	  SZ(sxrc_handle_out), 4, gen_xrcd_open, done_xrcd_open),
-	M(SXRC_OBJ_XRCD, SXRC_XRCD_CLOSE, SZ(sxrc_handle_in), 0, 2,
-	  gen_xrcd_close, NULL),
-	M(SXRC_OBJ_XRCD, SXRC_XRCD_REG_QP, SZ(sxrc_xrc_qp_in),
-	  SZ(sxrc_handle_out), 3, gen_xrc_qp, done_xrc_reg),
-	M(SXRC_OBJ_XRCD, SXRC_XRCD_UNREG_QP, SZ(sxrc_xrc_qp_in), 0, 2,
-	  gen_xrc_qp, done_xrc_unreg),
-	M(SXRC_OBJ_XRCD, SXRC_XRCD_MODIFY_QP, SZ(sxrc_xrc_modify_in), 0, 3,
-	  gen_xrc_modify, NULL),
-	M(SXRC_OBJ_XRCD, SXRC_XRCD_QUERY_QP, SZ(sxrc_xrc_qp_in),
-	  SZ(sxrc_query_qp_out), 2, gen_xrc_qp, NULL),
-	M(SXRC_OBJ_MW, SXRC_MW_ALLOC, SZ(sxrc_alloc_mw_in),
-	  SZ(sxrc_alloc_mw_out), 4, gen_mw_alloc, done_mw_alloc),
-	M(SXRC_OBJ_MW, SXRC_MW_DEALLOC, SZ(sxrc_handle_in), 0, 3,
-	  gen_mw_dealloc, NULL),
+	SXRC_METHODS(FZ_METHOD)
 };
 
 #define NMETHODS	(sizeof(methods) / sizeof(methods[0]))
