@@ -81,6 +81,7 @@
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
 #include "sxrc_util.h"
+#include "sxrc_xrc.h"
 
 #define ADV_ROUNDS	1000
 #define ADV_SECS	15
@@ -431,26 +432,6 @@ struct shared {
  * Small helpers
  */
 
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rnd64(struct rng *r)
-{
-	uint64_t x = r->s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	r->s = x;
-	return x * 0x2545f4914f6cdd1dULL;
-}
-
-static uint32_t rnd(struct rng *r, uint32_t n)
-{
-	return n ? (uint32_t)(rnd64(r) >> 32) % n : 0;
-}
-
 static void counts_get(long *c)
 {
 	int i;
@@ -560,17 +541,6 @@ static int post_wr(struct ibv_qp *qp, const struct wrp *p)
 		wr.qp_type.xrc.remote_srqn = p->srqn;
 	}
 	return ibv_post_send(qp, &wr, &bad);
-}
-
-static struct ibv_xrcd *xrcd_open(struct ibv_context *ctx, int fd,
-				  int oflags)
-{
-	struct ibv_xrcd_init_attr a = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = fd, .oflags = oflags,
-	};
-
-	return ibv_open_xrcd(ctx, &a);
 }
 
 static int port_lid(struct ibv_context *ctx, uint16_t *lid)
@@ -801,7 +771,7 @@ static int hcall(int fd, int m, uint32_t h, uint32_t qpn, uint32_t *made)
 
 struct att {
 	struct shared *sh;
-	struct rng r;
+	struct sxrc_rng r;
 	struct ibv_context *ctx;
 	uint16_t lid;
 	struct ibv_pd *pd;
@@ -919,7 +889,7 @@ static struct conn att_conn(struct att *a, uint32_t dqpn, int access)
 {
 	struct conn c = {
 		.dqpn = dqpn, .dlid = a->lid,
-		.rq_psn = rnd(&a->r, 1 << 24), .sq_psn = rnd(&a->r, 1 << 24),
+		.rq_psn = sxrc_rnd(&a->r, 1 << 24), .sq_psn = sxrc_rnd(&a->r, 1 << 24),
 		.timeout = 1, .retry_cnt = 0, .rnr_retry = 0,
 		.min_rnr_timer = 1, .access = access, .upto = IBV_QPS_RTS,
 	};
@@ -934,15 +904,15 @@ static uint32_t guess_qpn(struct att *a, int src)
 	int i;
 
 	if (src == S_LEAKED)
-		return V(a)->qpn[rnd(&a->r, NVQP)];
+		return V(a)->qpn[sxrc_rnd(&a->r, NVQP)];
 	if (src == S_RANDOM)
-		return 2 + rnd(&a->r, (1 << 24) - 2);
+		return 2 + sxrc_rnd(&a->r, (1 << 24) - 2);
 	for (i = 0; i < 8; i++) {
-		q = a->probe_qpn - 1 - rnd(&a->r, QWIN);
+		q = a->probe_qpn - 1 - sxrc_rnd(&a->r, QWIN);
 		if (q >= 2 && q < a->probe_qpn && !own_qpn(a, q))
 			return q;
 	}
-	return a->probe_qpn + 1 + rnd(&a->r, 4);	/* not made yet */
+	return a->probe_qpn + 1 + sxrc_rnd(&a->r, 4);	/* not made yet */
 }
 
 /* An rkey and an address for an RDMA or atomic request. */
@@ -950,37 +920,37 @@ static void guess_key(struct att *a, int src, int kind, uint32_t *key,
 		      uint64_t *addr, uint32_t len)
 {
 	struct vinfo *v = V(a);
-	uint32_t p = rnd(&a->r, 100), idx;
+	uint32_t p = sxrc_rnd(&a->r, 100), idx;
 	int i, m;
 
 	if (src == S_LEAKED) {
 		for (i = 0; i < 16; i++) {
-			m = rnd(&a->r, NVMR);
+			m = sxrc_rnd(&a->r, NVMR);
 			if (!kinds[kind].access ||
 			    (v->access[m] & kinds[kind].access))
 				break;
 		}
 		*key = v->rkey[m];
-		*addr = v->addr[m] + (rnd(&a->r, (PAGE - len) / 8) * 8);
+		*addr = v->addr[m] + (sxrc_rnd(&a->r, (PAGE - len) / 8) * 8);
 		return;
 	}
 	/* it forked from the victim: it knows where its memory is */
-	*addr = v->base + rnd(&a->r, (VBUF - len) / 8) * 8;
+	*addr = v->base + sxrc_rnd(&a->r, (VBUF - len) / 8) * 8;
 	if (p < 75) {
-		idx = a->probe_idx - 1 - rnd(&a->r, KWIN);
-		*key = idx << 8 | rnd(&a->r, 256);
+		idx = a->probe_idx - 1 - sxrc_rnd(&a->r, KWIN);
+		*key = idx << 8 | sxrc_rnd(&a->r, 256);
 	} else if (p < 85) {
 		*key = a->mr->rkey;
 		*addr = (uintptr_t)a->buf + A_TARGET;
 	} else {
-		*key = (uint32_t)rnd64(&a->r);
+		*key = (uint32_t)sxrc_rnd64(&a->r);
 	}
 }
 
 /* An XRC SRQ number to name. */
 static uint32_t guess_srqn(struct att *a, int src)
 {
-	uint32_t p = rnd(&a->r, 100), n;
+	uint32_t p = sxrc_rnd(&a->r, 100), n;
 	int i;
 
 	if (src == S_LEAKED)
@@ -988,9 +958,9 @@ static uint32_t guess_srqn(struct att *a, int src)
 	if (p < 15)
 		return a->xsrqn;
 	if (p < 25)
-		return 1 + rnd(&a->r, (1 << 24) - 1);
+		return 1 + sxrc_rnd(&a->r, (1 << 24) - 1);
 	for (i = 0; i < 8; i++) {
-		n = a->probe_srqn - 1 - rnd(&a->r, SWIN);
+		n = a->probe_srqn - 1 - sxrc_rnd(&a->r, SWIN);
 		if (n >= 1 && n < a->probe_srqn && !own_srqn(a, n))
 			return n;
 	}
@@ -1004,19 +974,19 @@ static uint32_t guess_qkey(struct att *a, uint32_t *eff)
 		0, 1, 0x11111111, 0x11110000, 0x12345678, 0xffff,
 		0x7fffffff, 0x22222222,
 	};
-	uint32_t p = rnd(&a->r, 100), q;
+	uint32_t p = sxrc_rnd(&a->r, 100), q;
 	struct ibv_qp_attr qa = { .qkey = 0 };
 
 	if (p >= 30 && p < 50) {
 		/* set its own QP's Q_Key to a guess, send with "use mine" */
-		qa.qkey = (uint32_t)rnd64(&a->r) & 0x7fffffff;
+		qa.qkey = (uint32_t)sxrc_rnd64(&a->r) & 0x7fffffff;
 		if (!ibv_modify_qp(a->ud, &qa, IBV_QP_QKEY))
 			a->ud_qkey = qa.qkey;
 		*eff = a->ud_qkey;
-		return 0x80000000U | (uint32_t)rnd64(&a->r);
+		return 0x80000000U | (uint32_t)sxrc_rnd64(&a->r);
 	}
-	q = p < 30 ? common[rnd(&a->r, ARRAY_SIZE(common))] :
-		     (uint32_t)rnd64(&a->r) & 0x7fffffff;
+	q = p < 30 ? common[sxrc_rnd(&a->r, ARRAY_SIZE(common))] :
+		     (uint32_t)sxrc_rnd64(&a->r) & 0x7fffffff;
 	*eff = q;
 	return q;
 }
@@ -1103,12 +1073,12 @@ static void att_ud(struct att *a, int src, uint32_t dqpn)
 static void att_xrc_call(struct att *a, int kind, int src, uint32_t qpn)
 {
 	struct attempt at = { .kind = kind, .src = src, .qpn = qpn };
-	struct ibv_xrc_domain *ld = rnd(&a->r, 2) ? a->lx : a->lxnull;
+	struct ibv_xrc_domain *ld = sxrc_rnd(&a->r, 2) ? a->lx : a->lxnull;
 	struct ibv_qp_open_attr oa = {
 		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
 			     IBV_QP_OPEN_ATTR_TYPE,
 		.qp_num = qpn, .qp_type = IBV_QPT_XRC_RECV,
-		.xrcd = rnd(&a->r, 2) ? a->x : a->xnull,
+		.xrcd = sxrc_rnd(&a->r, 2) ? a->x : a->xnull,
 	};
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
 	struct ibv_qp_init_attr qia;
@@ -1408,7 +1378,7 @@ static void att_fds(struct att *a)
 		close(pfd);
 
 	at.kind = A_XRCD_FILE;
-	fd = open(V(a)->xrcd_path, rnd(&a->r, 2) ? O_RDONLY : O_RDWR);
+	fd = open(V(a)->xrcd_path, sxrc_rnd(&a->r, 2) ? O_RDONLY : O_RDWR);
 	at.out = fd < 0 ? errno : 0;
 	att_log(a, &at);
 	if (fd >= 0) {
@@ -1459,7 +1429,7 @@ static void att_handles(struct att *a)
 	at.src = S_LEAKED;
 	for (i = 0; i < v->nh; i++) {
 		do {
-			m = rnd(&a->r, NHM);
+			m = sxrc_rnd(&a->r, NHM);
 		} while (hms[m].cls != v->hcls[i] &&
 			 !(hms[m].cls == H_UDQP && v->hcls[i] == H_QP));
 		at.qpn = v->h[i];
@@ -1519,8 +1489,8 @@ static void att_round(struct att *a)
 
 	/* mixed: any kind, any source */
 	for (i = 0; i < MIX; i++) {
-		kind = rnd(&a->r, A_QUERY_XRC + 1);
-		t = rnd(&a->r, 100);
+		kind = sxrc_rnd(&a->r, A_QUERY_XRC + 1);
+		t = sxrc_rnd(&a->r, 100);
 		src = t < 55 ? S_WINDOW : t < 70 ? S_RANDOM : S_LEAKED;
 		q = kind == A_XRC_FOREIGN_SRQ ? guess_srqn(a, src) :
 						 guess_qpn(a, src);
@@ -1762,7 +1732,7 @@ static int att_setup(struct att *a)
 		sh->own[sh->nown++] = (*qps[i])->qp_num;
 	}
 	a->ud_qkey = 0x1a2b3c4d;
-	a->ud2_qkey = (uint32_t)rnd64(&a->r) & 0x7fffffff;
+	a->ud2_qkey = (uint32_t)sxrc_rnd64(&a->r) & 0x7fffffff;
 	c.qkey = a->ud_qkey;
 	ACHK(qp_connect(a->ud, &c, false) == 0);
 	c.qkey = a->ud2_qkey;
@@ -1965,7 +1935,7 @@ struct victim {
 	bool built;
 	int xfd;
 	char xpath[64];
-	struct rng r;
+	struct sxrc_rng r;
 	uint64_t seed;
 	uint32_t round;
 	long base[NCNT], start[NCNT];
@@ -2280,11 +2250,11 @@ static int vset_build(struct victim *vi)
 			VCHK(s->qp[q]);
 			s->qpn[q] = s->qp[q]->qp_num;
 		}
-		s->psn[q] = rnd(&vi->r, 1 << 24);
+		s->psn[q] = sxrc_rnd(&vi->r, 1 << 24);
 	}
 
 	/* connected as two peers connect each other */
-	s->qkey = (uint32_t)rnd64(&vi->r) & 0x7fffffff;
+	s->qkey = (uint32_t)sxrc_rnd64(&vi->r) & 0x7fffffff;
 	for (q = 0; q < NVQP; q++) {
 		p = qp_defs[q].peer;
 		memset(&c, 0, sizeof(c));

@@ -61,28 +61,17 @@ static const char *const fault_knobs[][2] = {
 static int knob_rw(const char *name, char *old, size_t oldsz, const char *val)
 {
 	char path[256];
-	ssize_t n;
-	int fd;
+	int ret;
 
 	/* debugfs attribute files are not seekable: one open per access */
 	snprintf(path, sizeof(path), FAULT_DIR "/%s", name);
 	if (old) {
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			return -errno;
-		n = read(fd, old, oldsz - 1);
-		close(fd);
-		if (n < 0)
-			return -errno;
-		old[n] = '\0';
+		ret = sxrc_read_str(path, old, oldsz);
+		if (ret)
+			return ret;
 		old[strcspn(old, "\n")] = '\0';
 	}
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
+	return sxrc_write_str(path, val);
 }
 
 /* Counts that must come back after every round. */

@@ -137,16 +137,6 @@ static uint64_t now_us(void)
 	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
 }
 
-static struct ibv_xrcd *xrcd_open(struct ibv_context *ctx, int fd, int oflags)
-{
-	struct ibv_xrcd_init_attr a = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = fd, .oflags = oflags,
-	};
-
-	return ibv_open_xrcd(ctx, &a);
-}
-
 /*
  * A receive QP of domain @x, up and connected to the send QP @dqpn (0:
  * to itself, for one that only shares registrations and SRQs).

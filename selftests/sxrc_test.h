@@ -20,6 +20,8 @@
 
 #include <rdma/softxrc-abi.h>
 
+#include "sxrc_util.h"
+
 #define SXRC_DEV	"/dev/infiniband/softxrc0"
 #define SXRC_SYSFS	"/sys/class/misc/softxrc0"
 
@@ -65,35 +67,18 @@ static inline int sxrc_pd_dealloc(int fd, uint32_t handle)
 /* Read an integer sysfs attribute of softxrc0, -1 if unreadable. */
 static inline long sxrc_sysfs_long(const char *attr)
 {
-	char path[256], buf[64];
-	ssize_t n;
-	int fd;
+	char path[256];
 
 	snprintf(path, sizeof(path), SXRC_SYSFS "/%s", attr);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 0);
+	return sxrc_read_long(path, 0);
 }
 
 static inline int sxrc_sysfs_write(const char *attr, const char *val)
 {
 	char path[256];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), SXRC_SYSFS "/%s", attr);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
+	return sxrc_write_str(path, val);
 }
 
 /*

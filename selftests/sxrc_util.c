@@ -285,38 +285,75 @@ int sxrc_wait_child(pid_t pid)
 	return 128 + WTERMSIG(status);
 }
 
-long sxrc_param_read(const char *name)
+int sxrc_read_str(const char *path, char *buf, size_t size)
 {
-	char path[128], buf[32];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), SXRC_PARAMS "%s", name);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return -errno;
+	n = read(fd, buf, size - 1);
 	close(fd);
-	if (n <= 0)
-		return -1;
+	if (n < 0)
+		return -errno;
 	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
+	return 0;
+}
+
+long sxrc_read_long(const char *path, int base)
+{
+	char buf[64];
+
+	if (sxrc_read_str(path, buf, sizeof(buf)) || !buf[0])
+		return -1;
+	return strtol(buf, NULL, base);
+}
+
+int sxrc_write_str(const char *path, const char *val)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+uint64_t sxrc_rnd64(struct sxrc_rng *r)
+{
+	uint64_t x = r->s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	r->s = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+uint32_t sxrc_rnd(struct sxrc_rng *r, uint32_t n)
+{
+	return n ? (uint32_t)(sxrc_rnd64(r) >> 32) % n : 0;
+}
+
+long sxrc_param_read(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), SXRC_PARAMS "%s", name);
+	return sxrc_read_long(path, 10);
 }
 
 int sxrc_param_write(const char *name, long val)
 {
 	char path[128], buf[32];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), SXRC_PARAMS "%s", name);
 	snprintf(buf, sizeof(buf), "%ld", val);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, buf, strlen(buf));
-	close(fd);
-	return n < 0 ? -errno : 0;
+	return sxrc_write_str(path, buf);
 }
 
 int sxrc_run(const char *cmd, int secs, size_t max, char **out)

@@ -91,6 +91,22 @@ int sxrc_drop_ipc_lock(void);
 /* Reap @pid: its exit status, 128 + the signal, or -1. */
 int sxrc_wait_child(pid_t pid);
 
+/* A file's contents (at most @size - 1 bytes, NUL-terminated): 0 or -errno. */
+int sxrc_read_str(const char *path, char *buf, size_t size);
+/* An integer file (strtol() @base), -1 if unreadable. */
+long sxrc_read_long(const char *path, int base);
+/* Write @val to the file @path in one write(): 0 or -errno. */
+int sxrc_write_str(const char *path, const char *val);
+
+/* xorshift64*: reproducible from its seed, one state per thread. */
+struct sxrc_rng {
+	uint64_t s;
+};
+
+uint64_t sxrc_rnd64(struct sxrc_rng *r);
+/* Below @n (0 for 0). */
+uint32_t sxrc_rnd(struct sxrc_rng *r, uint32_t n);
+
 /* A module parameter of softxrc: read (-1 if unreadable) and write. */
 long sxrc_param_read(const char *name);
 int sxrc_param_write(const char *name, long val);

@@ -29,6 +29,18 @@ static inline struct sxrc_link xrc_recv_link(uint32_t dqpn)
 	return l;
 }
 
+/* An XRC domain on the file @fd (-1: none), opened with @oflags. */
+static inline struct ibv_xrcd *xrcd_open(struct ibv_context *ctx, int fd,
+					 int oflags)
+{
+	struct ibv_xrcd_init_attr a = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = fd, .oflags = oflags,
+	};
+
+	return ibv_open_xrcd(ctx, &a);
+}
+
 /* A receive QP held as a struct ibv_qp, up to RTS. */
 static inline int rcv_qp_up(struct ibv_qp *qp, uint32_t dqpn)
 {

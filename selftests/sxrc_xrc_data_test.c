@@ -316,7 +316,7 @@ TEST_F(xrc, mp_every_process_gets_its_messages)
 	EXPECT_TRUE(shm_wait(&sh->done, RANKS, WAIT_MS));
 	atomic_store(&sh->go, 1);
 	for (r = 0; r < RANKS; r++)
-		EXPECT_EQ(0, wait_child(pid[r])) TH_LOG("rank %d", r);
+		EXPECT_EQ(0, sxrc_wait_child(pid[r])) TH_LOG("rank %d", r);
 	EXPECT_EQ(0, finish(self));
 }
 
@@ -368,7 +368,7 @@ TEST_F(xrc, mp_concurrent_modify_ends_in_rts)
 	EXPECT_EQ(0, err);
 	atomic_store(&sh->stage, 1);
 	for (r = 0; r < RACERS; r++)
-		EXPECT_EQ(0, wait_child(pid[r])) TH_LOG("racer %d", r);
+		EXPECT_EQ(0, sxrc_wait_child(pid[r])) TH_LOG("racer %d", r);
 	for (r = 0; r < RACERS; r++) {
 		for (k = 0; k < 3; k++) {
 			EXPECT_TRUE(sh->ret[r][k] == 0 ||
@@ -415,7 +415,7 @@ TEST_F(xrc, mp_kill9_drops_only_the_registration)
 	EXPECT_EQ(before.v[5] + 1, during.v[5]);
 	EXPECT_EQ(EBUSY, ibv_close_xrc_domain(d));
 	ASSERT_EQ(0, kill(pid, SIGKILL));
-	EXPECT_EQ(128 + SIGKILL, wait_child(pid));
+	EXPECT_EQ(128 + SIGKILL, sxrc_wait_child(pid));
 	/* Its SRQ, CQ, MR, PD and context went; the QP stays. */
 	EXPECT_EQ(0, counts_wait(&before, 3000));
 	EXPECT_EQ(IBV_QPS_RESET, rcv_state(d, qpn, &err));
@@ -451,7 +451,7 @@ TEST_F(xrc, mp_kill9_of_the_creator_keeps_the_qp_working)
 	ASSERT_NE(NULL, d);
 	ASSERT_EQ(0, ibv_reg_xrc_rcv_qp(d, sh->qpn));
 	ASSERT_EQ(0, kill(pid, SIGKILL));
-	EXPECT_EQ(128 + SIGKILL, wait_child(pid));
+	EXPECT_EQ(128 + SIGKILL, sxrc_wait_child(pid));
 	/* Gone: the creator's SRQ, CQ, MR, PD.  The QP remains. */
 	EXPECT_EQ(before.v[1], sxrc_wait_count("objects/srq", before.v[1],
 					       3000));
@@ -538,7 +538,7 @@ TEST_F(xrc, mp_last_unregister_destroys)
 	rcv_state(d, qpn, &err);
 	EXPECT_EQ(EINVAL, err);
 	atomic_store(&sh->stage, 1);
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 	EXPECT_EQ(0, ibv_close_xrc_domain(d));
 	EXPECT_EQ(0, finish(self));
 }
@@ -581,7 +581,7 @@ TEST_F(xrc, mp_excl_race_one_winner)
 	EXPECT_TRUE(shm_wait(&sh->done, EXCL_RACERS, WAIT_MS));
 	atomic_store(&sh->stage, 1);
 	for (r = 0; r < EXCL_RACERS; r++) {
-		EXPECT_EQ(0, wait_child(pid[r]));
+		EXPECT_EQ(0, sxrc_wait_child(pid[r]));
 		if (!sh->ret[r][0])
 			wins++;
 		else if (sh->ret[r][0] == EINVAL)

@@ -65,7 +65,7 @@ TEST_F(xrc, domain_shared_across_processes)
 	ASSERT_LE(0, pid);
 	if (!pid)
 		_exit(child_share(self));
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 	EXPECT_EQ(0, counts_wait(&before, 3000));
 	/* The child's registrations went; the parent's keeps the QP. */
 	EXPECT_EQ(IBV_QPS_RESET, rcv_state(d, qpn, &err));
@@ -275,7 +275,7 @@ TEST_F(xrc, domain_last_close_destroys)
 	ASSERT_NE(NULL, d);
 	EXPECT_EQ(0, ibv_close_xrc_domain(d));
 	atomic_store(&self->sh->go, 1);
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 	ASSERT_EQ(self->base.v[5] + 1,
 		  sxrc_wait_count("objects/contexts", self->base.v[5] + 1,
 				  3000));
@@ -457,7 +457,7 @@ TEST_F(xrc, close_busy_while_registered_through_another_open)
 	EXPECT_EQ(0, ibv_close_xrcd(x1));
 
 	ASSERT_EQ(0, kill(pid, SIGKILL));
-	EXPECT_EQ(128 + SIGKILL, wait_child(pid));
+	EXPECT_EQ(128 + SIGKILL, sxrc_wait_child(pid));
 	EXPECT_EQ(qps, sxrc_wait_count("objects/qp", qps, 3000));
 	EXPECT_EQ(0, finish(self));
 }

@@ -111,7 +111,7 @@ TEST_F(xrc, async_event_reaches_every_registration)
 	EXPECT_EQ(0, wait_rcv_event(self->n.ctx, IBV_EVENT_QP_REQ_ERR,
 				    l.qpn, NULL));
 	for (r = 0; r < 3; r++)
-		EXPECT_EQ(0, wait_child(pid[r])) TH_LOG("listener %d", r);
+		EXPECT_EQ(0, sxrc_wait_child(pid[r])) TH_LOG("listener %d", r);
 	EXPECT_EQ(IBV_QPS_ERR, rcv_state(l.d, l.qpn, &err));
 	EXPECT_EQ(0, err);
 	EXPECT_EQ(0, finish(self));
@@ -155,7 +155,7 @@ TEST_F(xrc, process_exit_leaves_nothing)
 		sh->qpn = qpn;
 		_exit(0);
 	}
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 	EXPECT_EQ(0, counts_wait(&before, 3000));
 	/* The domain went with its only holder. */
 	errno = 0;
@@ -275,7 +275,7 @@ TEST_F(xrc, mp_reg_races_last_unreg)
 	atomic_store(&sh->go, 1);
 	EXPECT_EQ(0, fail) TH_LOG("creator, after %d QPs", cycles);
 	for (r = 0; r < 4; r++) {
-		EXPECT_EQ(0, wait_child(pid[r])) TH_LOG("registrar %d", r);
+		EXPECT_EQ(0, sxrc_wait_child(pid[r])) TH_LOG("registrar %d", r);
 		EXPECT_EQ(0, sh->ret[r][1]) TH_LOG("registrar %d", r);
 		regs += sh->ret[r][0];
 	}

@@ -149,30 +149,9 @@ static bool shm_wait(_Atomic int *v, int want, int ms)
 	return atomic_load(v) >= want;
 }
 
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
-}
-
 /* ------------------------------------------------------------------
  * Domains, SRQs, QPs
  */
-
-static struct ibv_xrcd *xrcd_open(struct ibv_context *ctx, int fd, int oflags)
-{
-	struct ibv_xrcd_init_attr a = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = fd, .oflags = oflags,
-	};
-
-	return ibv_open_xrcd(ctx, &a);
-}
 
 static struct ibv_srq *xrc_srq(struct node *n, struct ibv_xrcd *x,
 			       struct ibv_cq *cq)

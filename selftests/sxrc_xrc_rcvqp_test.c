@@ -321,12 +321,12 @@ TEST_F(xrc, rcv_qp_needs_an_open_of_its_domain)
 	ASSERT_LE(0, pid);
 	if (!pid)
 		_exit(stranger_main(self, d->handle));
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
 		_exit(outsider_main(self, d->handle));
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 
 	/* Untouched: still RESET, and this process's the only registration. */
 	EXPECT_EQ(IBV_QPS_RESET, rcv_state(d, qpn, &err));
@@ -371,7 +371,7 @@ TEST_F(xrc, reg_twice_is_one_registration)
 			_exit(5);
 		_exit(0);
 	}
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 	EXPECT_EQ(qps + 1, qp_count());
 
 	/* The creator registers again: still one; one unreg destroys. */
@@ -462,7 +462,7 @@ TEST_F(xrc, legacy_reg_after_open_qp_is_separate)
 	ASSERT_NE(NULL, oq);
 	ASSERT_EQ(0, ibv_reg_xrc_rcv_qp(d, qpn));
 	ASSERT_EQ(0, kill(pid, SIGKILL));
-	EXPECT_EQ(128 + SIGKILL, wait_child(pid));
+	EXPECT_EQ(128 + SIGKILL, sxrc_wait_child(pid));
 	EXPECT_EQ(qps + 1, sxrc_wait_count("objects/qp", qps + 1, 3000));
 
 	/* The legacy unregister drops the legacy registration only. */
@@ -510,7 +510,7 @@ TEST_F(xrc, destroy_of_creator_handle_keeps_qp_for_others)
 	EXPECT_EQ(IBV_QPS_RESET, rcv_state(d, self->sh->qpn, &err));
 	EXPECT_EQ(0, err);
 	ASSERT_EQ(0, kill(pid, SIGKILL));
-	EXPECT_EQ(128 + SIGKILL, wait_child(pid));
+	EXPECT_EQ(128 + SIGKILL, sxrc_wait_child(pid));
 	EXPECT_EQ(qps, sxrc_wait_count("objects/qp", qps, 3000));
 	rcv_state(d, self->sh->qpn, &err);
 	EXPECT_EQ(EINVAL, err);
@@ -547,7 +547,7 @@ TEST_F(xrc, fork_child_cannot_use_parent_domain)
 			_exit(5);
 		_exit(0);
 	}
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 	EXPECT_EQ(IBV_QPS_RESET, rcv_state(d, qpn, &err));
 	EXPECT_EQ(0, err);
 	EXPECT_EQ(0, ibv_unreg_xrc_rcv_qp(d, qpn));
