@@ -434,10 +434,7 @@ struct shared {
 
 static void counts_get(long *c)
 {
-	int i;
-
-	for (i = 0; i < NCNT; i++)
-		c[i] = sxrc_sysfs_long(cnt_attr[i]);
+	sxrc_sysfs_longs(cnt_attr, NCNT, c);
 }
 
 /*

@@ -98,6 +98,34 @@ static inline long sxrc_wait_count(const char *attr, long want, int ms)
 	return v;
 }
 
+/* The @n attributes @attr into @v. */
+static inline void sxrc_sysfs_longs(const char *const *attr, unsigned int n,
+				    long *v)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		v[i] = sxrc_sysfs_long(attr[i]);
+}
+
+/*
+ * sxrc_wait_count() for each of @n attributes: 0 once each equals
+ * @want[i], else 1 + the index of the first that did not (its value in
+ * *@got).
+ */
+static inline int sxrc_wait_counts(const char *const *attr, unsigned int n,
+				   const long *want, int ms, long *got)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		*got = sxrc_wait_count(attr[i], want[i], ms);
+		if (*got != want[i])
+			return i + 1;
+	}
+	return 0;
+}
+
 /* A page that is mapped but cannot be touched: every access faults. */
 static inline void *sxrc_bad_ptr(void)
 {

@@ -85,27 +85,19 @@ struct counts {
 
 static void counts_get(struct counts *c)
 {
-	unsigned int i;
-
-	for (i = 0; i < NCOUNTS; i++)
-		c->v[i] = sxrc_sysfs_long(count_attr[i]);
+	sxrc_sysfs_longs(count_attr, NCOUNTS, c->v);
 }
 
 /* 0 once every count equals @want (within @ms), else 1 + the index. */
 static int counts_wait(const struct counts *want, int ms)
 {
-	unsigned int i;
+	long v;
+	int i = sxrc_wait_counts(count_attr, NCOUNTS, want->v, ms, &v);
 
-	for (i = 0; i < NCOUNTS; i++) {
-		long v = sxrc_wait_count(count_attr[i], want->v[i], ms);
-
-		if (v != want->v[i]) {
-			fprintf(stderr, "# %s: %ld, expected %ld\n",
-				count_attr[i], v, want->v[i]);
-			return i + 1;
-		}
-	}
-	return 0;
+	if (i)
+		fprintf(stderr, "# %s: %ld, expected %ld\n",
+			count_attr[i - 1], v, want->v[i - 1]);
+	return i;
 }
 
 static long qp_count(void)
