@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include "kselftest_harness.h"
+#include "sxrc_prog.h"
 #include "sxrc_test.h"
 
 #define RPING		"/usr/bin/rping"
@@ -101,22 +102,6 @@ static int count_lines(const char *file, const char *what)
 			n++;
 	fclose(f);
 	return n;
-}
-
-FIXTURE(prog) {
-	int unused;
-};
-
-FIXTURE_SETUP(prog)
-{
-	if (access(SXRC_DEV, F_OK))
-		SKIP(return, "softxrc is not loaded");
-	if (system("ip link set lo up 2>/dev/null"))
-		TH_LOG("could not bring lo up");
-}
-
-FIXTURE_TEARDOWN(prog)
-{
 }
 
 TEST_F_TIMEOUT(prog, rping_verbose, 90)
