@@ -10,6 +10,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
 FIXTURE(cq) {
 	struct ibv_device **list;
@@ -22,15 +23,13 @@ FIXTURE(cq) {
 
 FIXTURE_SETUP(cq)
 {
-	int num;
+	int ret;
 
 	self->ctx = NULL;
-	self->list = ibv_get_device_list(&num);
-	ASSERT_NE(NULL, self->list);
-	if (!num)
+	ret = sxrc_open_dev(&self->list, &self->ctx);
+	if (ret > 0)
 		SKIP(return, "softxrc is not loaded");
-	self->ctx = ibv_open_device(self->list[0]);
-	ASSERT_NE(NULL, self->ctx);
+	ASSERT_EQ(0, ret);
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
 	self->mr = ibv_reg_mr(self->pd, self->buf, sizeof(self->buf),
@@ -48,15 +47,9 @@ FIXTURE_TEARDOWN(cq)
 	ibv_free_device_list(self->list);
 }
 
-static int to_init(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-}
+static const struct sxrc_link to_init = {
+	SXRC_LINK_DEFAULTS, .upto = IBV_QPS_INIT,
+};
 
 /*
  * An RC QP in INIT receiving into @cq, with @n receives posted (wr_id
@@ -81,20 +74,12 @@ static struct ibv_qp *qp_with_recvs(struct __test_metadata *_metadata,
 
 	EXPECT_NE(NULL, qp);
 	if (qp)
-		EXPECT_EQ(0, to_init(qp));
+		EXPECT_EQ(0, sxrc_qp_up(qp, &to_init));
 	for (i = 0; qp && i < n; i++) {
 		wr.wr_id = 100 + i;
 		EXPECT_EQ(0, ibv_post_recv(qp, &wr, &bad));
 	}
 	return qp;
-}
-
-/* INIT -> ERR flushes what is posted. */
-static int to_error(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
 }
 
 TEST_F(cq, create_sizes)
@@ -144,7 +129,7 @@ TEST_F(cq, poll_empty_and_flushed)
 	/* The CQ is in use. */
 	EXPECT_EQ(EBUSY, ibv_destroy_cq(cq));
 
-	ASSERT_EQ(0, to_error(qp));
+	ASSERT_EQ(0, sxrc_qp_to(qp, IBV_QPS_ERR));
 	ASSERT_EQ(3, ibv_poll_cq(cq, 3, wc));
 	ASSERT_EQ(2, ibv_poll_cq(cq, 8, wc + 3));
 	for (i = 0; i < 5; i++) {
@@ -180,7 +165,7 @@ TEST_F(cq, channel_events)
 
 	/* Armed for the next completion. */
 	ASSERT_EQ(0, ibv_req_notify_cq(cq, 0));
-	ASSERT_EQ(0, to_error(qp));
+	ASSERT_EQ(0, sxrc_qp_to(qp, IBV_QPS_ERR));
 	ASSERT_EQ(1, poll(&pfd, 1, 1000));
 	ASSERT_EQ(0, ibv_get_cq_event(ch, &ev_cq, &ev_ctx));
 	EXPECT_EQ(cq, ev_cq);
@@ -194,7 +179,7 @@ TEST_F(cq, channel_events)
 	/* No arm, no event. */
 	qp = qp_with_recvs(_metadata, self, cq, 1);
 	ASSERT_NE(NULL, qp);
-	ASSERT_EQ(0, to_error(qp));
+	ASSERT_EQ(0, sxrc_qp_to(qp, IBV_QPS_ERR));
 	EXPECT_EQ(0, poll(&pfd, 1, 100));
 	EXPECT_EQ(1, ibv_poll_cq(cq, 8, wc));
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
@@ -203,7 +188,7 @@ TEST_F(cq, channel_events)
 	qp = qp_with_recvs(_metadata, self, cq, 1);
 	ASSERT_NE(NULL, qp);
 	ASSERT_EQ(0, ibv_req_notify_cq(cq, 1));
-	ASSERT_EQ(0, to_error(qp));
+	ASSERT_EQ(0, sxrc_qp_to(qp, IBV_QPS_ERR));
 	ASSERT_EQ(1, poll(&pfd, 1, 1000));
 	ASSERT_EQ(0, ibv_get_cq_event(ch, &ev_cq, &ev_ctx));
 	ibv_ack_cq_events(cq, 1);
@@ -245,7 +230,7 @@ TEST_F(cq, destroy_waits_for_acks)
 	qp = qp_with_recvs(_metadata, self, cq, 1);
 	ASSERT_NE(NULL, qp);
 	ASSERT_EQ(0, ibv_req_notify_cq(cq, 0));
-	ASSERT_EQ(0, to_error(qp));
+	ASSERT_EQ(0, sxrc_qp_to(qp, IBV_QPS_ERR));
 	ASSERT_EQ(0, ibv_get_cq_event(ch, &ev_cq, &ev_ctx));
 	EXPECT_EQ(1, ibv_poll_cq(cq, 1, &wc));
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
@@ -271,7 +256,7 @@ TEST_F(cq, overrun_raises_cq_err)
 	ASSERT_EQ(1, cq->cqe);
 	qp = qp_with_recvs(_metadata, self, cq, 3);
 	ASSERT_NE(NULL, qp);
-	ASSERT_EQ(0, to_error(qp));
+	ASSERT_EQ(0, sxrc_qp_to(qp, IBV_QPS_ERR));
 
 	ASSERT_EQ(0, ibv_get_async_event(self->ctx, &ev));
 	EXPECT_EQ(IBV_EVENT_CQ_ERR, ev.event_type);
@@ -296,7 +281,7 @@ TEST_F(cq, resize_keeps_unpolled)
 	ASSERT_NE(NULL, cq);
 	qp = qp_with_recvs(_metadata, self, cq, 3);
 	ASSERT_NE(NULL, qp);
-	ASSERT_EQ(0, to_error(qp));
+	ASSERT_EQ(0, sxrc_qp_to(qp, IBV_QPS_ERR));
 	ASSERT_EQ(1, ibv_poll_cq(cq, 1, wc));
 	EXPECT_EQ(100, wc[0].wr_id);
 

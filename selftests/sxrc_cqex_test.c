@@ -19,6 +19,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 #include "sxrc_xrc.h"
 
 #define SXRC_ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
@@ -42,16 +43,14 @@ FIXTURE(ex) {
 
 FIXTURE_SETUP(ex)
 {
-	int num;
+	int ret;
 
 	self->ctx = NULL;
 	self->buf = NULL;
-	self->list = ibv_get_device_list(&num);
-	ASSERT_NE(NULL, self->list);
-	if (!num)
+	ret = sxrc_open_dev(&self->list, &self->ctx);
+	if (ret > 0)
 		SKIP(return, "softxrc is not loaded");
-	self->ctx = ibv_open_device(self->list[0]);
-	ASSERT_NE(NULL, self->ctx);
+	ASSERT_EQ(0, ret);
 	self->cq_base = sxrc_sysfs_long("objects/cq");
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
@@ -110,60 +109,24 @@ static struct ibv_qp *qp_ex(FIXTURE_DATA(ex) *self, enum ibv_qp_type type,
 	return ibv_create_qp_ex(self->ctx, &ia);
 }
 
-static int to_init(struct ibv_qp *qp)
+/* One step on the way to RTS towards @dqpn, expecting @rq_psn. */
+static int to_state(struct ibv_qp *qp, enum ibv_qp_state s, uint32_t dqpn,
+		    uint32_t rq_psn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = ACCESS_ALL, .qkey = QKEY,
+	struct sxrc_link l = {
+		SXRC_LINK_DEFAULTS, .dqpn = dqpn, .rq_psn = rq_psn,
+		.qkey = QKEY, .access = ACCESS_ALL, .rnr_retry = 2,
 	};
+	struct ibv_qp_attr a;
 
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | (qp->qp_type == IBV_QPT_UD ?
-			     IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS));
-}
-
-static int to_rtr(struct ibv_qp *qp, uint32_t dqpn, uint32_t rq_psn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096,
-		.dest_qp_num = dqpn, .rq_psn = rq_psn,
-		.max_dest_rd_atomic = 4, .min_rnr_timer = 1,
-		.ah_attr = { .dlid = 1, .port_num = 1 },
-	};
-
-	if (qp->qp_type == IBV_QPT_UD)
-		return ibv_modify_qp(qp, &a, IBV_QP_STATE);
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN | (qp->qp_type == IBV_QPT_UC ? 0 :
-			     IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER));
-}
-
-static int to_rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-		.rnr_retry = 2, .max_rd_atomic = 4,
-	};
-
-	if (qp->qp_type == IBV_QPT_UD || qp->qp_type == IBV_QPT_UC)
-		return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-	if (qp->qp_type == IBV_QPT_XRC_RECV)
-		return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-				     IBV_QP_SQ_PSN);
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return ibv_modify_qp(qp, &a, sxrc_qp_attr(qp->qp_type, s, &l, &a));
 }
 
 static int connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 {
-	int ret = to_init(qp);
-
-	if (!ret)
-		ret = to_rtr(qp, dqpn, 0);
-	return ret ? ret : to_rts(qp);
+	return to_state(qp, IBV_QPS_INIT, 0, 0) ?:
+	       to_state(qp, IBV_QPS_RTR, dqpn, 0) ?:
+	       to_state(qp, IBV_QPS_RTS, 0, 0);
 }
 
 static struct ibv_sge sge_at(FIXTURE_DATA(ex) *self, size_t off,
@@ -308,11 +271,11 @@ TEST_F(ex, wr_complete_wrong_state)
 	EXPECT_EQ(EINVAL, ibv_wr_complete(x));
 	EXPECT_EQ(EINVAL, ibv_post_send(a, &swr, &bad));
 	/* INIT */
-	ASSERT_EQ(0, to_init(a));
+	ASSERT_EQ(0, to_state(a, IBV_QPS_INIT, 0, 0));
 	wr_send_one(x, self->mr->lkey, self->buf, 2);
 	EXPECT_EQ(EINVAL, ibv_wr_complete(x));
 	/* RTR */
-	ASSERT_EQ(0, to_rtr(a, b->qp_num, 0));
+	ASSERT_EQ(0, to_state(a, IBV_QPS_RTR, b->qp_num, 0));
 	wr_send_one(x, self->mr->lkey, self->buf, 3);
 	ibv_wr_send(x);		/* a batch of two fails whole */
 	ibv_wr_set_sge(x, self->mr->lkey, (uintptr_t)self->buf, 64);
@@ -321,7 +284,7 @@ TEST_F(ex, wr_complete_wrong_state)
 	EXPECT_EQ(0, poll_ex(cqb, WC_ALL, r, 8, 0));
 
 	/* RTS: only what is posted now runs. */
-	ASSERT_EQ(0, to_rts(a));
+	ASSERT_EQ(0, to_state(a, IBV_QPS_RTS, 0, 0));
 	wr_send_one(x, self->mr->lkey, self->buf, 4);
 	ASSERT_EQ(0, ibv_wr_complete(x));
 	ASSERT_EQ(1, poll_ex(cqa, WC_ALL, r, 8, 2000));
@@ -362,9 +325,9 @@ TEST_F(ex, wr_complete_no_send_queue)
 	qp = ibv_create_qp_ex(self->ctx, &ia);
 	ASSERT_NE(NULL, qp);
 	x = ibv_qp_to_qp_ex(qp);
-	ASSERT_EQ(0, to_init(qp));
-	ASSERT_EQ(0, to_rtr(qp, 0x77, 0));
-	ASSERT_EQ(0, to_rts(qp));
+	ASSERT_EQ(0, to_state(qp, IBV_QPS_INIT, 0, 0));
+	ASSERT_EQ(0, to_state(qp, IBV_QPS_RTR, 0x77, 0));
+	ASSERT_EQ(0, to_state(qp, IBV_QPS_RTS, 0, 0));
 	wr_send_one(x, self->mr->lkey, self->buf, 1);
 	EXPECT_EQ(EINVAL, ibv_wr_complete(x));
 	/* And the lock is free again. */
@@ -619,9 +582,9 @@ TEST_F(ex, xrc_srq)
 	sia.send_cq = ibv_cq_ex_to_cq(scq);
 	sqp = ibv_create_qp_ex(self->ctx, &sia);
 	ASSERT_NE(NULL, sqp);
-	ASSERT_EQ(0, to_init(rqp));
-	ASSERT_EQ(0, to_rtr(rqp, sqp->qp_num, RQ_PSN));
-	ASSERT_EQ(0, to_rts(rqp));
+	ASSERT_EQ(0, to_state(rqp, IBV_QPS_INIT, 0, 0));
+	ASSERT_EQ(0, to_state(rqp, IBV_QPS_RTR, sqp->qp_num, RQ_PSN));
+	ASSERT_EQ(0, to_state(rqp, IBV_QPS_RTS, 0, 0));
 	ASSERT_EQ(0, send_connect(sqp, rqp->qp_num, 2));
 
 	s = sge_at(self, 8192, 4096);
@@ -795,7 +758,7 @@ TEST_F(ex, overrun)
 	ASSERT_EQ(1, ibv_cq_ex_to_cq(cq)->cqe);
 	qp = qp_ex(self, IBV_QPT_RC, cq);
 	ASSERT_NE(NULL, qp);
-	ASSERT_EQ(0, to_init(qp));
+	ASSERT_EQ(0, to_state(qp, IBV_QPS_INIT, 0, 0));
 	for (i = 0; i < 3; i++)
 		ASSERT_EQ(0, post_recv(self, qp, 80 + i, 0, 64));
 	ASSERT_EQ(0, ibv_modify_qp(qp, &at, IBV_QP_STATE));
@@ -829,7 +792,7 @@ TEST_F(ex, error_completion)
 	ASSERT_NE(NULL, cq);
 	qp = qp_ex(self, IBV_QPT_RC, cq);
 	ASSERT_NE(NULL, qp);
-	ASSERT_EQ(0, to_init(qp));
+	ASSERT_EQ(0, to_state(qp, IBV_QPS_INIT, 0, 0));
 	ASSERT_EQ(0, post_recv(self, qp, 61, 0, 64));
 	ASSERT_EQ(0, ibv_modify_qp(qp, &at, IBV_QP_STATE));
 	ASSERT_EQ(1, poll_ex(cq, WC_ALL, r, 2, 2000));

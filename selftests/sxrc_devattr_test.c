@@ -18,8 +18,8 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
-#define PARAMS		"/sys/module/softxrc/parameters/"
 #define NOBODY		65534
 #define SLACK		3
 
@@ -29,40 +29,6 @@ static const char * const saved_params[] = {
 };
 
 #define NPARAMS	(sizeof(saved_params) / sizeof(saved_params[0]))
-
-static long param_read(const char *name)
-{
-	char path[128], buf[32];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), PARAMS "%s", name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
-}
-
-static int param_write(const char *name, long val)
-{
-	char path[128], buf[32];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), PARAMS "%s", name);
-	snprintf(buf, sizeof(buf), "%ld", val);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, buf, strlen(buf));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
 
 FIXTURE(attr) {
 	struct ibv_device **list;
@@ -78,18 +44,16 @@ FIXTURE(attr) {
 FIXTURE_SETUP(attr)
 {
 	unsigned int i;
-	int num;
+	int ret;
 
 	self->ctx = NULL;
 	self->buf = NULL;
 	for (i = 0; i < NPARAMS; i++)
-		self->saved[i] = param_read(saved_params[i]);
-	self->list = ibv_get_device_list(&num);
-	ASSERT_NE(NULL, self->list);
-	if (!num)
+		self->saved[i] = sxrc_param_read(saved_params[i]);
+	ret = sxrc_open_dev(&self->list, &self->ctx);
+	if (ret > 0)
 		SKIP(return, "softxrc is not loaded");
-	self->ctx = ibv_open_device(self->list[0]);
-	ASSERT_NE(NULL, self->ctx);
+	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, ibv_query_device(self->ctx, &self->dev));
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
@@ -115,7 +79,7 @@ FIXTURE_TEARDOWN(attr)
 		ibv_free_device_list(self->list);
 	for (i = 0; i < NPARAMS; i++)
 		if (self->saved[i] >= 0)
-			param_write(saved_params[i], self->saved[i]);
+			sxrc_param_write(saved_params[i], self->saved[i]);
 }
 
 static int raw_query(int fd, struct sxrc_device_attr *a)
@@ -314,7 +278,7 @@ TEST_F(attr, object_counts_at_and_past)
 	enum kind k;
 
 	for (k = 0; k < K_NUM; k++) {
-		long param = param_read(kind_param[k]);
+		long param = sxrc_param_read(kind_param[k]);
 		long live = kind_count(k);
 		void *objs[SLACK + 1];
 		int i;
@@ -325,7 +289,7 @@ TEST_F(attr, object_counts_at_and_past)
 		/* The default, as the module parameter says. */
 		EXPECT_EQ(kind_cap(k, param), kind_max(self, k));
 
-		ASSERT_EQ(0, param_write(kind_param[k], live + SLACK));
+		ASSERT_EQ(0, sxrc_param_write(kind_param[k], live + SLACK));
 		EXPECT_EQ(live + SLACK, kind_max(self, k));
 		for (i = 0; i < SLACK; i++) {
 			objs[i] = kind_create(self, k);
@@ -341,7 +305,7 @@ TEST_F(attr, object_counts_at_and_past)
 		EXPECT_EQ(NULL, kind_create(self, k));
 		for (i = 0; i < SLACK; i++)
 			ASSERT_EQ(0, kind_destroy(k, objs[i]));
-		ASSERT_EQ(0, param_write(kind_param[k], param));
+		ASSERT_EQ(0, sxrc_param_write(kind_param[k], param));
 		EXPECT_EQ(kind_cap(k, param), kind_max(self, k));
 	}
 }
@@ -349,12 +313,12 @@ TEST_F(attr, object_counts_at_and_past)
 /* As nobody, the per-user limit is what the attributes report. */
 TEST_F(attr, per_user_limit_reported)
 {
-	long dev_max = param_read("max_pd");
+	long dev_max = sxrc_param_read("max_pd");
 	int status;
 	pid_t pid;
 
 	ASSERT_LT(2, dev_max);
-	ASSERT_EQ(0, param_write("max_pd_per_user", 2));
+	ASSERT_EQ(0, sxrc_param_write("max_pd_per_user", 2));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -494,43 +458,6 @@ TEST_F(attr, inline_limit)
 	EXPECT_QP_AT_AND_PAST(max_inline_data, raw.max_inline_data);
 }
 
-/* RESET -> RTS, an RC QP connected to itself. */
-static int self_connect(struct ibv_qp *qp, uint8_t rd_atom)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_WRITE,
-	};
-	int ret;
-
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = qp->qp_num;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	a.max_dest_rd_atomic = rd_atom;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.max_rd_atomic = rd_atom;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 /*
  * An RDMA READ scattering into max_sge_rd SGEs, and max_qp_init_rd_atom
  * of them outstanding at once.
@@ -539,6 +466,12 @@ TEST_F(attr, rdma_read_sges)
 {
 	struct ibv_qp_cap cap = { .max_send_wr = 64, .max_recv_wr = 1,
 				  .max_recv_sge = 1 };
+	/* Connected to itself; no RNR retries. */
+	struct sxrc_link link = {
+		SXRC_LINK_DEFAULTS, .mtu = IBV_MTU_1024,
+		.access = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
+		.min_rnr_timer = 0, .rnr_retry = 0,
+	};
 	unsigned int nsge = self->dev.max_sge_rd;
 	unsigned int nrd = self->dev.max_qp_init_rd_atom;
 	struct ibv_sge *sg;
@@ -556,7 +489,10 @@ TEST_F(attr, rdma_read_sges)
 	cap.max_send_sge = nsge;
 	qp = make_qp_cap(self, IBV_QPT_RC, &cap);
 	ASSERT_NE(NULL, qp);
-	ASSERT_EQ(0, self_connect(qp, nrd));
+	link.dqpn = qp->qp_num;
+	link.max_dest_rd_atomic = nrd;
+	link.max_rd_atomic = nrd;
+	ASSERT_EQ(0, sxrc_qp_up(qp, &link));
 	sg = calloc(nsge, sizeof(*sg));
 	ASSERT_NE(NULL, sg);
 	for (i = 0; i < 4096; i++)

@@ -15,6 +15,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
 #define DB_SIZE		(256 * 1024)	/* the udmabuf */
 #define OFF		(8192 + 128)	/* where the region starts in it */
@@ -40,79 +41,7 @@ FIXTURE(dmb) {
 	long mr_base, pages_base;	/* before the context: locmr is +1 */
 };
 
-static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_cq *cq,
-				enum ibv_qp_type type)
-{
-	struct ibv_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = type, .sq_sig_all = 1,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 2, .max_recv_sge = 2 },
-	};
-
-	return ibv_create_qp(pd, &ia);
-}
-
-static int connect_rc(struct ibv_qp *qp, uint32_t dqpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = REMOTE_ALL,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-static int ready_ud(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		return -1;
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return -1;
-	a.qp_state = IBV_QPS_RTS;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
-static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	int i, n;
-
-	for (i = 0; i < 50000; i++) {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n;
-		usleep(100);
-	}
-	return 0;
-}
+static const struct sxrc_link ud_link = { SXRC_LINK_DEFAULTS, .qkey = QKEY };
 
 /* Post @wr on @qp: the status of its completion on @cq, or -1/-2. */
 static int run_wr(struct ibv_qp *qp, struct ibv_cq *cq,
@@ -123,7 +52,7 @@ static int run_wr(struct ibv_qp *qp, struct ibv_cq *cq,
 
 	if (ibv_post_send(qp, wr, &bad))
 		return -1;
-	if (wait_wc(cq, &wc) != 1)
+	if (sxrc_poll_n(cq, &wc, 1, 5000) != 1)
 		return -2;
 	return wc.status;
 }
@@ -140,14 +69,6 @@ static int rdma(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,
 	};
 
 	return run_wr(qp, cq, &wr);
-}
-
-static void fill(uint8_t *p, size_t n, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)(i * 31 + seed * 7 + (i >> 8));
 }
 
 /* dma-bufs whose exporter is udmabuf, from debugfs; -1 if unreadable. */
@@ -173,21 +94,6 @@ static long udmabufs(void)
 	return n;
 }
 
-static long vmpin_kib(void)
-{
-	char line[128];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 FIXTURE_SETUP(dmb)
 {
 	int num;
@@ -211,12 +117,12 @@ FIXTURE_SETUP(dmb)
 	self->cqb = ibv_create_cq(self->ctx, 64, NULL, NULL, 0);
 	ASSERT_NE(NULL, self->cqa);
 	ASSERT_NE(NULL, self->cqb);
-	self->a = create_qp(self->pd, self->cqa, IBV_QPT_RC);
-	self->b = create_qp(self->pd, self->cqb, IBV_QPT_RC);
+	self->a = sxrc_qp_new(self->pd, self->cqa, IBV_QPT_RC, 16, 2);
+	self->b = sxrc_qp_new(self->pd, self->cqb, IBV_QPT_RC, 16, 2);
 	ASSERT_NE(NULL, self->a);
 	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, connect_rc(self->a, self->b->qp_num));
-	ASSERT_EQ(0, connect_rc(self->b, self->a->qp_num));
+	ASSERT_EQ(0, sxrc_rc_connect(self->a, self->b->qp_num, REMOTE_ALL));
+	ASSERT_EQ(0, sxrc_rc_connect(self->b, self->a->qp_num, REMOTE_ALL));
 	self->loc = mmap(NULL, LOC_SIZE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->loc);
@@ -404,7 +310,7 @@ TEST_F(dmb, out_of_range)
  */
 TEST_F(dmb, rdma_write_read_rc)
 {
-	long pin0 = vmpin_kib();
+	long pin0 = sxrc_vmpin_kib(0);
 	struct ibv_mr *mr;
 
 	NEED_UDMABUF();
@@ -415,13 +321,13 @@ TEST_F(dmb, rdma_write_read_rc)
 	EXPECT_EQ((void *)(uintptr_t)OFF, mr->addr);
 	EXPECT_EQ(LEN, mr->length);
 	/* Nothing of ours is pinned; the pages are counted by the device. */
-	EXPECT_EQ(pin0, vmpin_kib());
+	EXPECT_EQ(pin0, sxrc_vmpin_kib(0));
 	EXPECT_EQ(self->mr_base + 2, sxrc_sysfs_long("objects/mr"));
 	EXPECT_EQ(self->pages_base + LOC_SIZE / 4096 + 17,
 		  sxrc_sysfs_long("objects/mr_pages"));
 
 	/* A writes into B's dma-buf region, 100 bytes into it. */
-	fill(self->loc, 40000, 1);
+	sxrc_fill(self->loc, 40000, 1);
 	EXPECT_EQ(IBV_WC_SUCCESS,
 		  rdma(self->a, self->cqa, IBV_WR_RDMA_WRITE,
 		       (uintptr_t)self->loc, self->locmr->lkey, IOVA + 100,
@@ -431,7 +337,7 @@ TEST_F(dmb, rdma_write_read_rc)
 	EXPECT_EQ(0xee, self->mem[OFF + 100 + 40000]);
 
 	/* A reads the region's last 30000 bytes back. */
-	fill(self->mem + OFF + LEN - 30000, 30000, 2);
+	sxrc_fill(self->mem + OFF + LEN - 30000, 30000, 2);
 	EXPECT_EQ(IBV_WC_SUCCESS,
 		  rdma(self->a, self->cqa, IBV_WR_RDMA_READ,
 		       (uintptr_t)self->loc + 50000, self->locmr->lkey,
@@ -456,14 +362,14 @@ TEST_F(dmb, local_side_rc)
 	mr = ibv_reg_dmabuf_mr(self->pd, OFF, LEN, IOVA, self->dmabuf,
 			       IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(NULL, mr);
-	fill(self->mem + OFF, LEN, 3);
+	sxrc_fill(self->mem + OFF, LEN, 3);
 	memset(self->loc, 0, LOC_SIZE);
 	EXPECT_EQ(IBV_WC_SUCCESS,
 		  rdma(self->b, self->cqb, IBV_WR_RDMA_WRITE, IOVA, mr->lkey,
 		       (uintptr_t)self->loc, self->locmr->rkey, LEN));
 	EXPECT_EQ(0, memcmp(self->loc, self->mem + OFF, LEN));
 
-	fill(self->loc, LEN, 4);
+	sxrc_fill(self->loc, LEN, 4);
 	EXPECT_EQ(IBV_WC_SUCCESS,
 		  rdma(self->b, self->cqb, IBV_WR_RDMA_READ, IOVA + 4000,
 		       mr->lkey, (uintptr_t)self->loc, self->locmr->rkey,
@@ -524,7 +430,7 @@ TEST_F(dmb, send_recv_rc)
 				self->dmabuf, IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(NULL, smr);
 	ASSERT_NE(NULL, rmr);
-	fill(self->mem, 65536, 5);
+	sxrc_fill(self->mem, 65536, 5);
 	memset(self->mem + 131072, 0, 65536 + 64);
 	rsge = (struct ibv_sge){ .addr = 0x900000 + 64 + 1000,
 				 .length = 60000, .lkey = rmr->lkey };
@@ -532,7 +438,7 @@ TEST_F(dmb, send_recv_rc)
 	ssge = (struct ibv_sge){ .addr = 0x100000 + 10, .length = 50000,
 				 .lkey = smr->lkey };
 	EXPECT_EQ(IBV_WC_SUCCESS, run_wr(self->a, self->cqa, &swr));
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(50000, wc.byte_len);
 	EXPECT_EQ(0, memcmp(self->mem + 131072 + 64 + 1000, self->mem + 10,
@@ -559,19 +465,19 @@ TEST_F(dmb, send_recv_ud)
 	struct ibv_wc wc;
 
 	NEED_UDMABUF();
-	ua = create_qp(self->pd, self->cqa, IBV_QPT_UD);
-	ub = create_qp(self->pd, self->cqb, IBV_QPT_UD);
+	ua = sxrc_qp_new(self->pd, self->cqa, IBV_QPT_UD, 16, 2);
+	ub = sxrc_qp_new(self->pd, self->cqb, IBV_QPT_UD, 16, 2);
 	ASSERT_NE(NULL, ua);
 	ASSERT_NE(NULL, ub);
-	ASSERT_EQ(0, ready_ud(ua));
-	ASSERT_EQ(0, ready_ud(ub));
+	ASSERT_EQ(0, sxrc_qp_up(ua, &ud_link));
+	ASSERT_EQ(0, sxrc_qp_up(ub, &ud_link));
 	ah = ibv_create_ah(self->pd, &aa);
 	ASSERT_NE(NULL, ah);
 	mr = ibv_reg_dmabuf_mr(self->pd, OFF, LEN, IOVA, self->dmabuf,
 			       IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(NULL, mr);
 	memset(self->mem, 0, DB_SIZE);
-	fill(self->mem + OFF, 2048, 6);
+	sxrc_fill(self->mem + OFF, 2048, 6);
 	/* 40 bytes of GRH space, then the payload. */
 	rsge = (struct ibv_sge){ .addr = IOVA + 8192, .length = 40 + 4096,
 				 .lkey = mr->lkey };
@@ -582,7 +488,7 @@ TEST_F(dmb, send_recv_ud)
 	swr.wr.ud.remote_qpn = ub->qp_num;
 	swr.wr.ud.remote_qkey = QKEY;
 	EXPECT_EQ(IBV_WC_SUCCESS, run_wr(ua, self->cqa, &swr));
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(40 + 2048, wc.byte_len);
 	EXPECT_EQ(0, memcmp(self->mem + OFF + 8192 + 40, self->mem + OFF,
@@ -610,7 +516,7 @@ TEST_F(dmb, fd_closed_after_reg)
 	if (bufs0 >= 0)
 		EXPECT_EQ(bufs0, udmabufs());	/* still alive */
 
-	fill(self->loc, 5000, 7);
+	sxrc_fill(self->loc, 5000, 7);
 	EXPECT_EQ(IBV_WC_SUCCESS,
 		  rdma(self->a, self->cqa, IBV_WR_RDMA_WRITE,
 		       (uintptr_t)self->loc, self->locmr->lkey, IOVA + 3,
@@ -637,7 +543,7 @@ TEST_F(dmb, dereg_leaves_the_dmabuf)
 			       ACCESS_ALL);
 	ASSERT_NE(NULL, mr);
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
-	fill(self->mem, DB_SIZE, 8);
+	sxrc_fill(self->mem, DB_SIZE, 8);
 	map = mmap(NULL, DB_SIZE, PROT_READ, MAP_SHARED, self->dmabuf, 0);
 	ASSERT_NE(MAP_FAILED, map);
 	EXPECT_EQ(0, memcmp(map, self->mem, DB_SIZE));
@@ -667,7 +573,7 @@ TEST_F(dmb, rereg)
 	EXPECT_EQ(EOPNOTSUPP, errno);
 	EXPECT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
 				  0, ACCESS_ALL));
-	fill(self->loc, 4096, 9);
+	sxrc_fill(self->loc, 4096, 9);
 	EXPECT_EQ(IBV_WC_SUCCESS,
 		  rdma(self->a, self->cqa, IBV_WR_RDMA_WRITE,
 		       (uintptr_t)self->loc, self->locmr->lkey, IOVA,
@@ -709,22 +615,22 @@ TEST_F(dmb, unprivileged_no_memlock)
 		cq = ctx ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
 		if (!pd || !cq)
 			_exit(11);
-		pin0 = vmpin_kib();
+		pin0 = sxrc_vmpin_kib(0);
 		errno = 0;
 		if (ibv_reg_mr(pd, self->loc, 4096, IBV_ACCESS_LOCAL_WRITE) ||
 		    errno != ENOMEM)
 			_exit(12);
 		mr = ibv_reg_dmabuf_mr(pd, 0, DB_SIZE, 0, self->dmabuf,
 				       ACCESS_ALL);
-		if (!mr || vmpin_kib() != pin0)
+		if (!mr || sxrc_vmpin_kib(0) != pin0)
 			_exit(13);
-		qa = create_qp(pd, cq, IBV_QPT_RC);
-		qb = create_qp(pd, cq, IBV_QPT_RC);
-		if (!qa || !qb || connect_rc(qa, qb->qp_num) ||
-		    connect_rc(qb, qa->qp_num))
+		qa = sxrc_qp_new(pd, cq, IBV_QPT_RC, 16, 2);
+		qb = sxrc_qp_new(pd, cq, IBV_QPT_RC, 16, 2);
+		if (!qa || !qb || sxrc_rc_connect(qa, qb->qp_num, REMOTE_ALL) ||
+		    sxrc_rc_connect(qb, qa->qp_num, REMOTE_ALL))
 			_exit(14);
 		/* Within the one region: its first 4 KiB onto its last. */
-		fill(self->mem, 4096, 10);
+		sxrc_fill(self->mem, 4096, 10);
 		if (rdma(qa, cq, IBV_WR_RDMA_WRITE, 0, mr->lkey,
 			 DB_SIZE - 4096, mr->rkey, 4096) != IBV_WC_SUCCESS)
 			_exit(15);

@@ -39,6 +39,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 #include "sxrc_xrc.h"
 
 #define FAULT_DIR	"/sys/kernel/debug"
@@ -60,28 +61,17 @@ static const char *const fault_knobs[][2] = {
 static int knob_rw(const char *name, char *old, size_t oldsz, const char *val)
 {
 	char path[256];
-	ssize_t n;
-	int fd;
+	int ret;
 
 	/* debugfs attribute files are not seekable: one open per access */
 	snprintf(path, sizeof(path), FAULT_DIR "/%s", name);
 	if (old) {
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			return -errno;
-		n = read(fd, old, oldsz - 1);
-		close(fd);
-		if (n < 0)
-			return -errno;
-		old[n] = '\0';
+		ret = sxrc_read_str(path, old, oldsz);
+		if (ret)
+			return ret;
 		old[strcspn(old, "\n")] = '\0';
 	}
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
+	return sxrc_write_str(path, val);
 }
 
 /* Counts that must come back after every round. */
@@ -95,26 +85,11 @@ static const char *const obj_attrs[] = {
 	"objects/srq", "objects/mr", "objects/mr_pages", "objects/mr_runs",
 };
 
-static long vmpin_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 static void take_snapshot(struct snapshot *s)
 {
 	for (size_t i = 0; i < sizeof(obj_attrs) / sizeof(obj_attrs[0]); i++)
 		s->obj[i] = sxrc_sysfs_long(obj_attrs[i]);
-	s->vmpin = vmpin_kb();
+	s->vmpin = sxrc_vmpin_kib(0);
 }
 
 /* Which count differs, or NULL. */
@@ -154,45 +129,19 @@ struct fx {
 	uint32_t made_num;
 };
 
+static const struct sxrc_link ud_link = {
+	SXRC_LINK_DEFAULTS, .qkey = 0x11111111, .sq_psn = 1,
+};
+
 static int rc_connect(struct ibv_qp *qp, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_ATOMIC,
+	struct sxrc_link l = {
+		SXRC_LINK_DEFAULTS, .dqpn = dqpn, .mtu = IBV_MTU_1024,
+		.rq_psn = 1, .sq_psn = 1, .access = IBV_ACCESS_REMOTE_READ |
+		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
 	};
-	int ret;
 
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 1;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 1;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return sxrc_qp_up(qp, &l);
 }
 
 static struct ibv_qp *make_qp(struct fx *f, enum ibv_qp_type type)
@@ -205,23 +154,6 @@ static struct ibv_qp *make_qp(struct fx *f, enum ibv_qp_type type)
 	};
 
 	return ibv_create_qp(f->pd, &ia);
-}
-
-static int ud_to_rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		return errno;
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return errno;
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
 /*
@@ -427,7 +359,7 @@ static int op_ud_qp(struct fx *f)
 	if (!qp)
 		return errno;
 	f->made = qp;
-	return ud_to_rts(qp);
+	return sxrc_qp_up(qp, &ud_link);
 }
 
 static int op_query(struct fx *f)
@@ -772,7 +704,7 @@ FIXTURE_SETUP(fault)
 	ASSERT_EQ(0, rc_connect(f->b, f->a->qp_num));
 	f->ud = make_qp(f, IBV_QPT_UD);
 	ASSERT_NE(NULL, f->ud);
-	ASSERT_EQ(0, ud_to_rts(f->ud));
+	ASSERT_EQ(0, sxrc_qp_up(f->ud, &ud_link));
 
 	snprintf(f->xrcd_path, sizeof(f->xrcd_path), "/tmp/sxrc_fault.%d",
 		 getpid());

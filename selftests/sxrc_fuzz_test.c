@@ -30,7 +30,9 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include "sxrc_methods.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
 #define FZ_THREADS	3
 #define FZ_CTXS		2	/* contexts per thread */
@@ -56,30 +58,10 @@ static uint64_t splitmix(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rnd64(struct rng *r)
-{
-	uint64_t x = r->s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	r->s = x;
-	return x * 0x2545f4914f6cdd1dULL;
-}
-
-static uint32_t rnd(struct rng *r, uint32_t n)
-{
-	return n ? (uint32_t)(rnd64(r) >> 32) % n : 0;
-}
-
 /* True with probability pct percent. */
-static bool pct(struct rng *r, unsigned int p)
+static bool pct(struct sxrc_rng *r, unsigned int p)
 {
-	return rnd(r, 100) < p;
+	return sxrc_rnd(r, 100) < p;
 }
 
 /* ------------------------------------------------------------------ */
@@ -120,7 +102,7 @@ struct fctx {
 
 struct fz {
 	int id;
-	struct rng r;
+	struct sxrc_rng r;
 	pthread_t thr;
 	pthread_mutex_t lock;	/* held while ctx fds change */
 	struct fctx c[FZ_CTXS];
@@ -245,7 +227,7 @@ static struct obj *pick_obj(struct fz *t, struct fctx *c, int kind)
 {
 	if (!c->n[kind])
 		return NULL;
-	return &c->o[kind][rnd(&t->r, c->n[kind])];
+	return &c->o[kind][sxrc_rnd(&t->r, c->n[kind])];
 }
 
 /*
@@ -254,26 +236,26 @@ static struct obj *pick_obj(struct fz *t, struct fctx *c, int kind)
  */
 static uint32_t pick_handle(struct fz *t, struct fctx *c, int kind)
 {
-	unsigned int p = rnd(&t->r, 100);
+	unsigned int p = sxrc_rnd(&t->r, 100);
 	struct fctx *other;
 	struct obj *o;
 
 	if (p < 80 && (o = pick_obj(t, c, kind)))
 		return o->h;
 	if (p < 86 && c->nstale)
-		return c->stale[rnd(&t->r, c->nstale)];
+		return c->stale[sxrc_rnd(&t->r, c->nstale)];
 	if (p < 90) {
-		other = &t->c[rnd(&t->r, FZ_CTXS)];
+		other = &t->c[sxrc_rnd(&t->r, FZ_CTXS)];
 		if ((o = pick_obj(t, other, kind)))
 			return o->h;
 	}
-	if (p < 94 && (o = pick_obj(t, c, rnd(&t->r, K_NKINDS))))
+	if (p < 94 && (o = pick_obj(t, c, sxrc_rnd(&t->r, K_NKINDS))))
 		return o->h;
-	switch (rnd(&t->r, 4)) {
+	switch (sxrc_rnd(&t->r, 4)) {
 	case 0: return 0;
-	case 1: return rnd(&t->r, 64);
+	case 1: return sxrc_rnd(&t->r, 64);
 	case 2: return 0xffffffffu;
-	default: return (uint32_t)rnd64(&t->r);
+	default: return (uint32_t)sxrc_rnd64(&t->r);
 	}
 }
 
@@ -328,7 +310,7 @@ static void ring_map(struct fz *t, int ci, int kind, uint32_t qp,
 	if (!size || size > (1 << 22))
 		return;
 	if (t->nrings == FZ_MAXRINGS)
-		ring_unmap(t, rnd(&t->r, t->nrings));
+		ring_unmap(t, sxrc_rnd(&t->r, t->nrings));
 	count_extra(X_MMAP_RING);
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 t->c[ci].fd, off);
@@ -365,22 +347,22 @@ static void gen_port(struct fz *t, struct fctx *c, struct call *k)
 {
 	struct sxrc_port_in *in = (void *)t->in;
 
-	in->port_num = pct(&t->r, 85) ? 1 : rnd(&t->r, 4);
+	in->port_num = pct(&t->r, 85) ? 1 : sxrc_rnd(&t->r, 4);
 }
 
 static void gen_gid(struct fz *t, struct fctx *c, struct call *k)
 {
 	struct sxrc_gid_in *in = (void *)t->in;
 
-	in->port_num = pct(&t->r, 85) ? 1 : rnd(&t->r, 4);
-	in->index = pct(&t->r, 70) ? 0 : rnd(&t->r, 300);
+	in->port_num = pct(&t->r, 85) ? 1 : sxrc_rnd(&t->r, 4);
+	in->index = pct(&t->r, 70) ? 0 : sxrc_rnd(&t->r, 300);
 }
 
 static void gen_create(struct fz *t, struct fctx *c, struct call *k)
 {
 	struct sxrc_create_in *in = (void *)t->in;
 
-	in->user_cookie = rnd64(&t->r);
+	in->user_cookie = sxrc_rnd64(&t->r);
 }
 
 static void gen_destroy(struct fz *t, struct fctx *c, struct call *k,
@@ -454,14 +436,14 @@ static void gen_mw_alloc(struct fz *t, struct fctx *c, struct call *k)
 {
 	struct sxrc_alloc_mw_in *in = (void *)t->in;
 
-	in->user_cookie = rnd64(&t->r);
+	in->user_cookie = sxrc_rnd64(&t->r);
 	in->pd_handle = pick_handle(t, c, K_PD);
-	in->mw_type = pct(&t->r, 95) ? 1 + rnd(&t->r, 2) : rnd(&t->r, 8);
+	in->mw_type = pct(&t->r, 95) ? 1 + sxrc_rnd(&t->r, 2) : sxrc_rnd(&t->r, 8);
 }
 
 static uint32_t gen_access(struct fz *t)
 {
-	uint32_t a = rnd(&t->r, 16);
+	uint32_t a = sxrc_rnd(&t->r, 16);
 
 	if (pct(&t->r, 90) && (a & (SXRC_ACCESS_REMOTE_WRITE |
 				    SXRC_ACCESS_REMOTE_ATOMIC)))
@@ -469,20 +451,20 @@ static uint32_t gen_access(struct fz *t)
 	if (pct(&t->r, 30))
 		a |= SXRC_ACCESS_ON_DEMAND;
 	if (pct(&t->r, 3))
-		a |= 1u << rnd(&t->r, 32);
+		a |= 1u << sxrc_rnd(&t->r, 32);
 	return a;
 }
 
 /* A range of the thread's own buffer, or occasionally a bad one. */
 static void gen_range(struct fz *t, __u64 *addr, __u64 *len)
 {
-	uint64_t off = rnd(&t->r, FZ_BUFSZ / 64) * 64;
+	uint64_t off = sxrc_rnd(&t->r, FZ_BUFSZ / 64) * 64;
 
-	*len = 1 + rnd(&t->r, pct(&t->r, 80) ? 8192 : FZ_BUFSZ);
+	*len = 1 + sxrc_rnd(&t->r, pct(&t->r, 80) ? 8192 : FZ_BUFSZ);
 	if (off + *len > FZ_BUFSZ)
 		*len = FZ_BUFSZ - off;
 	*addr = (uintptr_t)t->buf + off;
-	switch (pct(&t->r, 8) ? rnd(&t->r, 6) : 99) {
+	switch (pct(&t->r, 8) ? sxrc_rnd(&t->r, 6) : 99) {
 	case 0: *addr = (uintptr_t)g_none; *len = PAGE; break;
 	case 1: *addr = 0; break;
 	case 2: *len = 0; break;
@@ -497,10 +479,10 @@ static void gen_mr_reg(struct fz *t, struct fctx *c, struct call *k)
 	struct sxrc_reg_mr_in *in = (void *)t->in;
 
 	gen_range(t, &in->addr, &in->length);
-	in->iova = pct(&t->r, 50) ? in->addr : rnd64(&t->r) & ~0xfffULL;
+	in->iova = pct(&t->r, 50) ? in->addr : sxrc_rnd64(&t->r) & ~0xfffULL;
 	in->pd_handle = pick_handle(t, c, K_PD);
 	in->access = gen_access(t);
-	in->user_cookie = rnd64(&t->r);
+	in->user_cookie = sxrc_rnd64(&t->r);
 	/*
 	 * Implicit ODP, read-only: a peer writing at random addresses of
 	 * the fuzzer's own address space would wreck the fuzzer.
@@ -508,7 +490,7 @@ static void gen_mr_reg(struct fz *t, struct fctx *c, struct call *k)
 	if (pct(&t->r, 3)) {
 		in->addr = 0;
 		in->length = ~0ULL;
-		in->iova = pct(&t->r, 90) ? 0 : rnd64(&t->r);
+		in->iova = pct(&t->r, 90) ? 0 : sxrc_rnd64(&t->r);
 		in->access = SXRC_ACCESS_ON_DEMAND |
 			     (pct(&t->r, 50) ? SXRC_ACCESS_REMOTE_READ : 0);
 	}
@@ -525,14 +507,14 @@ static void gen_mr_advise(struct fz *t, struct fctx *c, struct call *k)
 	uint32_t i;
 
 	in->pd_handle = pick_handle(t, c, K_PD);
-	in->advice = pct(&t->r, 90) ? rnd(&t->r, 3) : rnd(&t->r, 64);
-	in->flags = pct(&t->r, 90) ? rnd(&t->r, 2) : (uint32_t)rnd64(&t->r);
-	in->num_sge = pct(&t->r, 95) ? 1 + rnd(&t->r, 8) : rnd(&t->r, 2000);
+	in->advice = pct(&t->r, 90) ? sxrc_rnd(&t->r, 3) : sxrc_rnd(&t->r, 64);
+	in->flags = pct(&t->r, 90) ? sxrc_rnd(&t->r, 2) : (uint32_t)sxrc_rnd64(&t->r);
+	in->num_sge = pct(&t->r, 95) ? 1 + sxrc_rnd(&t->r, 8) : sxrc_rnd(&t->r, 2000);
 	for (i = 0; i < 8; i++)
 		gen_sge(t, c, &g_advise_sge[i]);
 	in->sg_list = (uintptr_t)g_advise_sge;
 	if (pct(&t->r, 3))
-		in->sg_list = pct(&t->r, 50) ? 0 : rnd64(&t->r);
+		in->sg_list = pct(&t->r, 50) ? 0 : sxrc_rnd64(&t->r);
 }
 
 /* The udmabuf (or -1), then fds that are no dma-buf or no file at all. */
@@ -541,25 +523,25 @@ static int g_dmabuf = -1;
 static void gen_mr_reg_dmabuf(struct fz *t, struct fctx *c, struct call *k)
 {
 	struct sxrc_reg_dmabuf_mr_in *in = (void *)t->in;
-	uint64_t off = rnd(&t->r, FZ_DMABUF_SZ / 64) * 64;
+	uint64_t off = sxrc_rnd(&t->r, FZ_DMABUF_SZ / 64) * 64;
 
-	in->length = 1 + rnd(&t->r, FZ_DMABUF_SZ);
+	in->length = 1 + sxrc_rnd(&t->r, FZ_DMABUF_SZ);
 	if (off + in->length > FZ_DMABUF_SZ && pct(&t->r, 90))
 		in->length = FZ_DMABUF_SZ - off;
-	in->offset = pct(&t->r, 95) ? off : rnd64(&t->r);
-	in->iova = (rnd64(&t->r) & ~0xfffULL) | (off & 0xfff);
+	in->offset = pct(&t->r, 95) ? off : sxrc_rnd64(&t->r);
+	in->iova = (sxrc_rnd64(&t->r) & ~0xfffULL) | (off & 0xfff);
 	if (pct(&t->r, 5))
-		in->iova = rnd64(&t->r);
+		in->iova = sxrc_rnd64(&t->r);
 	in->pd_handle = pick_handle(t, c, K_PD);
 	in->access = gen_access(t);
-	in->user_cookie = rnd64(&t->r);
-	switch (rnd(&t->r, 10)) {
+	in->user_cookie = sxrc_rnd64(&t->r);
+	switch (sxrc_rnd(&t->r, 10)) {
 	case 0: in->fd = c->fd; break;
-	case 1: in->fd = 1000 + rnd(&t->r, 9); break;
-	case 2: in->fd = (uint32_t)rnd64(&t->r); break;
+	case 1: in->fd = 1000 + sxrc_rnd(&t->r, 9); break;
+	case 2: in->fd = (uint32_t)sxrc_rnd64(&t->r); break;
 	default: in->fd = g_dmabuf; break;
 	}
-	in->reserved = pct(&t->r, 3) ? (uint32_t)rnd64(&t->r) : 0;
+	in->reserved = pct(&t->r, 3) ? (uint32_t)sxrc_rnd64(&t->r) : 0;
 }
 
 static void gen_mr_rereg(struct fz *t, struct fctx *c, struct call *k)
@@ -567,9 +549,9 @@ static void gen_mr_rereg(struct fz *t, struct fctx *c, struct call *k)
 	struct sxrc_rereg_mr_in *in = (void *)t->in;
 
 	in->handle = pick_handle(t, c, K_MR);
-	in->flags = pct(&t->r, 90) ? 1 + rnd(&t->r, 7) : rnd(&t->r, 64);
+	in->flags = pct(&t->r, 90) ? 1 + sxrc_rnd(&t->r, 7) : sxrc_rnd(&t->r, 64);
 	gen_range(t, &in->addr, &in->length);
-	in->iova = pct(&t->r, 50) ? in->addr : rnd64(&t->r) & ~0xfffULL;
+	in->iova = pct(&t->r, 50) ? in->addr : sxrc_rnd64(&t->r) & ~0xfffULL;
 	in->pd_handle = pick_handle(t, c, K_PD);
 	in->access = gen_access(t);
 }
@@ -578,15 +560,15 @@ static void gen_cq_create(struct fz *t, struct fctx *c, struct call *k)
 {
 	struct sxrc_create_cq_in *in = (void *)t->in;
 
-	in->user_cookie = rnd64(&t->r);
-	in->cqe = pct(&t->r, 90) ? 1 + rnd(&t->r, 64) : (uint32_t)rnd64(&t->r);
+	in->user_cookie = sxrc_rnd64(&t->r);
+	in->cqe = pct(&t->r, 90) ? 1 + sxrc_rnd(&t->r, 64) : (uint32_t)sxrc_rnd64(&t->r);
 	in->channel_fd = -1;
 	if (t->nchan && pct(&t->r, 40))
-		in->channel_fd = t->chan[rnd(&t->r, t->nchan)];
+		in->channel_fd = t->chan[sxrc_rnd(&t->r, t->nchan)];
 	else if (pct(&t->r, 5))
-		in->channel_fd = pct(&t->r, 50) ? c->fd : 1000 + rnd(&t->r, 9);
-	in->comp_vector = pct(&t->r, 95) ? 0 : rnd(&t->r, 8);
-	in->flags = pct(&t->r, 3) ? 1u << rnd(&t->r, 32) : 0;
+		in->channel_fd = pct(&t->r, 50) ? c->fd : 1000 + sxrc_rnd(&t->r, 9);
+	in->comp_vector = pct(&t->r, 95) ? 0 : sxrc_rnd(&t->r, 8);
+	in->flags = pct(&t->r, 3) ? 1u << sxrc_rnd(&t->r, 32) : 0;
 }
 
 static void gen_cq_resize(struct fz *t, struct fctx *c, struct call *k)
@@ -594,7 +576,7 @@ static void gen_cq_resize(struct fz *t, struct fctx *c, struct call *k)
 	struct sxrc_resize_cq_in *in = (void *)t->in;
 
 	in->handle = pick_handle(t, c, K_CQ);
-	in->cqe = pct(&t->r, 90) ? rnd(&t->r, 130) : (uint32_t)rnd64(&t->r);
+	in->cqe = pct(&t->r, 90) ? sxrc_rnd(&t->r, 130) : (uint32_t)sxrc_rnd64(&t->r);
 }
 
 static const uint32_t qp_types[] = {
@@ -605,11 +587,11 @@ static const uint32_t qp_types[] = {
 static void gen_qp_create(struct fz *t, struct fctx *c, struct call *k)
 {
 	struct sxrc_create_qp_in *in = (void *)t->in;
-	uint32_t type = qp_types[rnd(&t->r, 5)];
+	uint32_t type = qp_types[sxrc_rnd(&t->r, 5)];
 
 	if (pct(&t->r, 3))
-		type = rnd(&t->r, 16);
-	in->user_cookie = rnd64(&t->r);
+		type = sxrc_rnd(&t->r, 16);
+	in->user_cookie = sxrc_rnd64(&t->r);
 	in->qp_type = type;
 	if (type == SXRC_QPT_XRC_RECV) {
 		in->xrcd_handle = pick_handle(t, c, K_XRCD);
@@ -624,16 +606,16 @@ static void gen_qp_create(struct fz *t, struct fctx *c, struct call *k)
 	if ((type == SXRC_QPT_RC || type == SXRC_QPT_UD) && pct(&t->r, 30))
 		in->srq_handle = pick_handle(t, c, K_SRQ);
 	in->sq_sig_all = pct(&t->r, 50);
-	in->max_send_wr = pct(&t->r, 95) ? 1 + rnd(&t->r, 16) :
-		(uint32_t)rnd64(&t->r);
+	in->max_send_wr = pct(&t->r, 95) ? 1 + sxrc_rnd(&t->r, 16) :
+		(uint32_t)sxrc_rnd64(&t->r);
 	if (type != SXRC_QPT_XRC_SEND || pct(&t->r, 5))
-		in->max_recv_wr = 1 + rnd(&t->r, 16);
-	in->max_send_sge = pct(&t->r, 95) ? rnd(&t->r, 5) : rnd(&t->r, 1000);
-	in->max_recv_sge = rnd(&t->r, 5);
-	in->max_inline_data = pct(&t->r, 95) ? rnd(&t->r, 129) :
-		(uint32_t)rnd64(&t->r);
+		in->max_recv_wr = 1 + sxrc_rnd(&t->r, 16);
+	in->max_send_sge = pct(&t->r, 95) ? sxrc_rnd(&t->r, 5) : sxrc_rnd(&t->r, 1000);
+	in->max_recv_sge = sxrc_rnd(&t->r, 5);
+	in->max_inline_data = pct(&t->r, 95) ? sxrc_rnd(&t->r, 129) :
+		(uint32_t)sxrc_rnd64(&t->r);
 	if (pct(&t->r, 3))
-		in->flags = 1u << rnd(&t->r, 32);
+		in->flags = 1u << sxrc_rnd(&t->r, 32);
 	if (pct(&t->r, 3))
 		in->xrcd_handle = pick_handle(t, c, K_XRCD);
 	/* Version 1 callers send 56 bytes. */
@@ -657,7 +639,7 @@ static uint32_t gen_qp_attr(struct fz *t, struct fctx *c,
 		a->pkey_index = 0;
 		a->port_num = 1;
 		a->qkey = 0x11111111;
-		a->qp_access_flags = rnd(&t->r, 16) & ~SXRC_ACCESS_LOCAL_WRITE;
+		a->qp_access_flags = sxrc_rnd(&t->r, 16) & ~SXRC_ACCESS_LOCAL_WRITE;
 		mask |= SXRC_QP_PKEY_INDEX | SXRC_QP_PORT |
 			(type == SXRC_QPT_UD ? SXRC_QP_QKEY :
 			 SXRC_QP_ACCESS_FLAGS);
@@ -667,15 +649,15 @@ static uint32_t gen_qp_attr(struct fz *t, struct fctx *c,
 			break;
 		peer = pick_obj(t, c, K_QP);
 		a->dest_qp_num = peer && pct(&t->r, 90) ? peer->num :
-			rnd(&t->r, 1 << 24);
+			sxrc_rnd(&t->r, 1 << 24);
 		if (self_qpn)
 			a->dest_qp_num = self_qpn;	/* loopback */
-		a->path_mtu = 1 + rnd(&t->r, 5);
-		a->rq_psn = rnd(&t->r, 1 << 24);
-		a->ah_attr.dlid = pct(&t->r, 90) ? c->lid : rnd(&t->r, 65536);
+		a->path_mtu = 1 + sxrc_rnd(&t->r, 5);
+		a->rq_psn = sxrc_rnd(&t->r, 1 << 24);
+		a->ah_attr.dlid = pct(&t->r, 90) ? c->lid : sxrc_rnd(&t->r, 65536);
 		a->ah_attr.port_num = 1;
-		a->max_dest_rd_atomic = rnd(&t->r, 8);
-		a->min_rnr_timer = 1 + rnd(&t->r, 3);
+		a->max_dest_rd_atomic = sxrc_rnd(&t->r, 8);
+		a->min_rnr_timer = 1 + sxrc_rnd(&t->r, 3);
 		mask |= SXRC_QP_AV | SXRC_QP_PATH_MTU | SXRC_QP_DEST_QPN |
 			SXRC_QP_RQ_PSN;
 		if (rc)
@@ -683,11 +665,11 @@ static uint32_t gen_qp_attr(struct fz *t, struct fctx *c,
 				SXRC_QP_MIN_RNR_TIMER;
 		break;
 	case SXRC_QPS_RTS:
-		a->sq_psn = rnd(&t->r, 1 << 24);
-		a->timeout = 1 + rnd(&t->r, 8);
-		a->retry_cnt = rnd(&t->r, 3);
-		a->rnr_retry = rnd(&t->r, 3);
-		a->max_rd_atomic = rnd(&t->r, 8);
+		a->sq_psn = sxrc_rnd(&t->r, 1 << 24);
+		a->timeout = 1 + sxrc_rnd(&t->r, 8);
+		a->retry_cnt = sxrc_rnd(&t->r, 3);
+		a->rnr_retry = sxrc_rnd(&t->r, 3);
+		a->max_rd_atomic = sxrc_rnd(&t->r, 8);
 		mask |= SXRC_QP_SQ_PSN;
 		if (rc)
 			mask |= SXRC_QP_TIMEOUT | SXRC_QP_RETRY_CNT |
@@ -703,18 +685,18 @@ static uint32_t gen_qp_attr(struct fz *t, struct fctx *c,
 		return mask;
 	/* Now and then: a wrong mask, junk values, or all bits. */
 	if (pct(&t->r, 10))
-		mask ^= 1u << rnd(&t->r, 26);
+		mask ^= 1u << sxrc_rnd(&t->r, 26);
 	if (pct(&t->r, 5))
-		((uint8_t *)a)[rnd(&t->r, sizeof(*a))] = rnd(&t->r, 256);
+		((uint8_t *)a)[sxrc_rnd(&t->r, sizeof(*a))] = sxrc_rnd(&t->r, 256);
 	if (pct(&t->r, 2))
-		mask = (uint32_t)rnd64(&t->r);
+		mask = (uint32_t)sxrc_rnd64(&t->r);
 	return mask;
 }
 
 static uint32_t next_state(struct fz *t, uint32_t cur)
 {
 	if (pct(&t->r, 10))
-		return rnd(&t->r, pct(&t->r, 90) ? 7 : 256);
+		return sxrc_rnd(&t->r, pct(&t->r, 90) ? 7 : 256);
 	if (pct(&t->r, 8))
 		return pct(&t->r, 50) ? SXRC_QPS_ERR : SXRC_QPS_RESET;
 	switch (cur) {
@@ -747,7 +729,7 @@ static void gen_qp_modify(struct fz *t, struct fctx *c, struct call *k)
 	tl_to = next_state(t, qp ? qp->state : 0);
 	in->attr_mask = gen_qp_attr(t, c, &in->attr, type, tl_to, 0);
 	if (pct(&t->r, 5))
-		in->attr.cur_qp_state = rnd(&t->r, 8);
+		in->attr.cur_qp_state = sxrc_rnd(&t->r, 8);
 }
 
 static void done_qp_modify(struct fz *t, struct fctx *c, struct call *k)
@@ -771,11 +753,11 @@ static void gen_mcast(struct fz *t, struct fctx *c, struct call *k)
 	struct sxrc_mcast_in *in = (void *)t->in;
 
 	in->handle = pick_handle(t, c, K_QP);
-	in->lid = pct(&t->r, 80) ? 0xc000 + rnd(&t->r, 4) :
-		rnd(&t->r, 65536);
-	in->gid[0] = pct(&t->r, 90) ? 0xff : rnd(&t->r, 256);
+	in->lid = pct(&t->r, 80) ? 0xc000 + sxrc_rnd(&t->r, 4) :
+		sxrc_rnd(&t->r, 65536);
+	in->gid[0] = pct(&t->r, 90) ? 0xff : sxrc_rnd(&t->r, 256);
 	in->gid[1] = 0x12;
-	in->gid[15] = rnd(&t->r, 4);
+	in->gid[15] = sxrc_rnd(&t->r, 4);
 }
 
 /* An XRC receive QP number, if we know one. */
@@ -786,37 +768,37 @@ static uint32_t pick_xrc_qpn(struct fz *t, struct fctx *c)
 
 	if (n && pct(&t->r, 85)) {
 		for (i = 0; i < 4; i++) {
-			o = &c->o[K_QP][rnd(&t->r, n)];
+			o = &c->o[K_QP][sxrc_rnd(&t->r, n)];
 			if (o->type == SXRC_QPT_XRC_RECV)
 				return o->num;
 		}
 	}
-	o = pick_obj(t, &t->c[rnd(&t->r, FZ_CTXS)], K_QP);
-	return o && pct(&t->r, 80) ? o->num : rnd(&t->r, 1 << 24);
+	o = pick_obj(t, &t->c[sxrc_rnd(&t->r, FZ_CTXS)], K_QP);
+	return o && pct(&t->r, 80) ? o->num : sxrc_rnd(&t->r, 1 << 24);
 }
 
 static void gen_qp_open(struct fz *t, struct fctx *c, struct call *k)
 {
 	struct sxrc_open_qp_in *in = (void *)t->in;
 
-	in->user_cookie = rnd64(&t->r);
+	in->user_cookie = sxrc_rnd64(&t->r);
 	in->xrcd_handle = pick_handle(t, c, K_XRCD);
 	in->qp_num = pick_xrc_qpn(t, c);
-	in->qp_type = pct(&t->r, 95) ? SXRC_QPT_XRC_RECV : rnd(&t->r, 16);
+	in->qp_type = pct(&t->r, 95) ? SXRC_QPT_XRC_RECV : sxrc_rnd(&t->r, 16);
 }
 
 static void gen_srq_create(struct fz *t, struct fctx *c, struct call *k)
 {
 	struct sxrc_create_srq_in *in = (void *)t->in;
 
-	in->user_cookie = rnd64(&t->r);
+	in->user_cookie = sxrc_rnd64(&t->r);
 	in->pd_handle = pick_handle(t, c, K_PD);
-	in->max_wr = pct(&t->r, 95) ? 1 + rnd(&t->r, 32) :
-		(uint32_t)rnd64(&t->r);
-	in->max_sge = pct(&t->r, 95) ? 1 + rnd(&t->r, 4) : rnd(&t->r, 1000);
-	in->srq_limit = pct(&t->r, 50) ? 0 : rnd(&t->r, 40);
+	in->max_wr = pct(&t->r, 95) ? 1 + sxrc_rnd(&t->r, 32) :
+		(uint32_t)sxrc_rnd64(&t->r);
+	in->max_sge = pct(&t->r, 95) ? 1 + sxrc_rnd(&t->r, 4) : sxrc_rnd(&t->r, 1000);
+	in->srq_limit = pct(&t->r, 50) ? 0 : sxrc_rnd(&t->r, 40);
 	if (pct(&t->r, 3))
-		in->flags = 1u << rnd(&t->r, 32);
+		in->flags = 1u << sxrc_rnd(&t->r, 32);
 	if (pct(&t->r, 40)) {
 		in->srq_type = SXRC_SRQT_XRC;
 		in->xrcd_handle = pick_handle(t, c, K_XRCD);
@@ -824,7 +806,7 @@ static void gen_srq_create(struct fz *t, struct fctx *c, struct call *k)
 	} else if (pct(&t->r, 20)) {
 		k->in_len = SXRC_CREATE_SRQ_IN_V1;
 	} else if (pct(&t->r, 3)) {
-		in->srq_type = rnd(&t->r, 8);
+		in->srq_type = sxrc_rnd(&t->r, 8);
 	}
 }
 
@@ -835,30 +817,30 @@ static void gen_srq_attr(struct fz *t, struct fctx *c, struct call *k)
 	in->handle = pick_handle(t, c, K_SRQ);
 	if (k->meth == SXRC_SRQ_MODIFY)
 		in->attr_mask = pct(&t->r, 80) ? SXRC_SRQ_LIMIT :
-			rnd(&t->r, 8);
-	in->max_wr = pct(&t->r, 80) ? 0 : rnd(&t->r, 64);
-	in->srq_limit = rnd(&t->r, 40);
+			sxrc_rnd(&t->r, 8);
+	in->max_wr = pct(&t->r, 80) ? 0 : sxrc_rnd(&t->r, 64);
+	in->srq_limit = sxrc_rnd(&t->r, 40);
 }
 
 static void gen_ah_create(struct fz *t, struct fctx *c, struct call *k)
 {
 	struct sxrc_create_ah_in *in = (void *)t->in;
 
-	in->user_cookie = rnd64(&t->r);
+	in->user_cookie = sxrc_rnd64(&t->r);
 	in->pd_handle = pick_handle(t, c, K_PD);
-	in->attr.port_num = pct(&t->r, 95) ? 1 : rnd(&t->r, 4);
-	in->attr.dlid = pct(&t->r, 85) ? c->lid : rnd(&t->r, 65536);
-	in->attr.sl = rnd(&t->r, 16);
+	in->attr.port_num = pct(&t->r, 95) ? 1 : sxrc_rnd(&t->r, 4);
+	in->attr.dlid = pct(&t->r, 85) ? c->lid : sxrc_rnd(&t->r, 65536);
+	in->attr.sl = sxrc_rnd(&t->r, 16);
 	if (pct(&t->r, 30)) {
 		in->attr.is_global = 1;
 		memcpy(in->attr.dgid, c->gid, 16);
 		if (pct(&t->r, 20))
 			in->attr.dgid[0] = 0xff;
 		if (pct(&t->r, 10))
-			in->attr.dgid[rnd(&t->r, 16)] ^= 1 + rnd(&t->r, 255);
+			in->attr.dgid[sxrc_rnd(&t->r, 16)] ^= 1 + sxrc_rnd(&t->r, 255);
 		in->attr.hop_limit = 64;
-		in->attr.sgid_index = pct(&t->r, 90) ? 0 : rnd(&t->r, 256);
-		in->attr.flow_label = rnd(&t->r, 1 << 20);
+		in->attr.sgid_index = pct(&t->r, 90) ? 0 : sxrc_rnd(&t->r, 256);
+		in->attr.flow_label = sxrc_rnd(&t->r, 1 << 20);
 	}
 }
 
@@ -866,8 +848,8 @@ static void gen_xrcd_open(struct fz *t, struct fctx *c, struct call *k)
 {
 	struct sxrc_open_xrcd_in *in = (void *)t->in;
 
-	in->user_cookie = rnd64(&t->r);
-	switch (rnd(&t->r, 10)) {
+	in->user_cookie = sxrc_rnd64(&t->r);
+	switch (sxrc_rnd(&t->r, 10)) {
 	case 0: case 1: case 2:
 		in->fd = -1;
 		in->oflags = SXRC_XRCD_O_CREAT;
@@ -882,12 +864,12 @@ static void gen_xrcd_open(struct fz *t, struct fctx *c, struct call *k)
 			SXRC_XRCD_O_CREAT | SXRC_XRCD_O_EXCL;
 		break;
 	case 8:
-		in->fd = pct(&t->r, 50) ? 999 : -2 - (int)rnd(&t->r, 100);
+		in->fd = pct(&t->r, 50) ? 999 : -2 - (int)sxrc_rnd(&t->r, 100);
 		in->oflags = SXRC_XRCD_O_CREAT;
 		break;
 	default:
 		in->fd = pct(&t->r, 50) ? -1 : c->fd;
-		in->oflags = rnd(&t->r, 1024);
+		in->oflags = sxrc_rnd(&t->r, 1024);
 		break;
 	}
 }
@@ -911,7 +893,7 @@ static void gen_xrc_modify(struct fz *t, struct fctx *c, struct call *k)
 	in->xrcd_handle = pick_handle(t, c, K_XRCD);
 	in->qp_num = pick_xrc_qpn(t, c);
 	in->attr_mask = gen_qp_attr(t, c, &in->attr, SXRC_QPT_XRC_RECV,
-				    next_state(t, rnd(&t->r, 4)), 0);
+				    next_state(t, sxrc_rnd(&t->r, 4)), 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -996,7 +978,7 @@ static void done_channel(struct fz *t, struct fctx *c, struct call *k)
 	const struct sxrc_channel_out *out = (void *)t->out;
 
 	if (t->nchan == FZ_MAXCHAN) {
-		int i = rnd(&t->r, FZ_MAXCHAN);
+		int i = sxrc_rnd(&t->r, FZ_MAXCHAN);
 
 		close(t->chan[i]);
 		t->chan[i] = t->chan[--t->nchan];
@@ -1109,89 +1091,87 @@ static void done_srq(struct fz *t, struct fctx *c, struct call *k)
 /* ------------------------------------------------------------------ */
 /* The method table: every object and method of the uapi header. */
 
-#define M(o, m, in_t, out_t, w, g, d) \
-	{ o, m, #m, in_t, out_t, w, g, d }
+#define M(o, m, ...) { o, m, #m, __VA_ARGS__ }
 #define SZ(t) ((uint16_t)sizeof(struct t))
 
+/*
+ * What the fuzzer knows of each method: input size, output size, weight,
+ * generator, tracking.  The table itself comes from the uapi header's
+ * method enums (sxrc_methods.h, made by gen-methods.sh): a method without
+ * a FZ_ entry here does not build.
+ */
+#define FZ_SXRC_CTX_QUERY	0, SZ(sxrc_query_ctx_out), 2, gen_none, NULL
+#define FZ_SXRC_DEVICE_QUERY	0, SZ(sxrc_device_attr), 2, gen_none, NULL
+#define FZ_SXRC_DEVICE_QUERY_PORT	SZ(sxrc_port_in), SZ(sxrc_port_attr), \
+	2, gen_port, NULL
+#define FZ_SXRC_DEVICE_QUERY_GID	SZ(sxrc_gid_in), SZ(sxrc_gid_out), 2, \
+	gen_gid, NULL
+#define FZ_SXRC_DEVICE_QUERY_PKEY	SZ(sxrc_gid_in), SZ(sxrc_pkey_out), 2, \
+	gen_gid, NULL
+#define FZ_SXRC_PD_ALLOC	SZ(sxrc_create_in), SZ(sxrc_handle_out), 6, \
+	gen_create, done_pd_alloc
+#define FZ_SXRC_PD_DEALLOC	SZ(sxrc_handle_in), 0, 3, gen_pd_dealloc, NULL
+#define FZ_SXRC_PD_QUERY	SZ(sxrc_handle_in), SZ(sxrc_handle_out), 2, \
+	gen_pd_query, NULL
+#define FZ_SXRC_MR_REG	SZ(sxrc_reg_mr_in), SZ(sxrc_reg_mr_out), 8, \
+	gen_mr_reg, done_mr
+#define FZ_SXRC_MR_DEREG	SZ(sxrc_handle_in), 0, 4, gen_mr_dereg, NULL
+#define FZ_SXRC_MR_REREG	SZ(sxrc_rereg_mr_in), SZ(sxrc_reg_mr_out), 4, \
+	gen_mr_rereg, done_mr
+#define FZ_SXRC_MR_QUERY	SZ(sxrc_handle_in), SZ(sxrc_query_mr_out), 2, \
+	gen_mr_query, NULL
+#define FZ_SXRC_MR_ADVISE	SZ(sxrc_advise_mr_in), 0, 3, gen_mr_advise, NULL
+#define FZ_SXRC_MR_REG_DMABUF	SZ(sxrc_reg_dmabuf_mr_in), \
+	SZ(sxrc_reg_mr_out), 4, gen_mr_reg_dmabuf, done_mr
+#define FZ_SXRC_CQ_CREATE	SZ(sxrc_create_cq_in), SZ(sxrc_cq_ring_out), \
+	7, gen_cq_create, done_cq
+#define FZ_SXRC_CQ_DESTROY	SZ(sxrc_handle_in), SZ(sxrc_destroy_out), 3, \
+	gen_cq_destroy, NULL
+#define FZ_SXRC_CQ_RESIZE	SZ(sxrc_resize_cq_in), SZ(sxrc_cq_ring_out), \
+	3, gen_cq_resize, done_cq
+#define FZ_SXRC_CHANNEL_CREATE	0, SZ(sxrc_channel_out), 1, gen_none, \
+	done_channel
+#define FZ_SXRC_QP_CREATE	SZ(sxrc_create_qp_in), SZ(sxrc_create_qp_out), \
+	10, gen_qp_create, done_qp_create
+#define FZ_SXRC_QP_DESTROY	SZ(sxrc_handle_in), SZ(sxrc_destroy_out), 4, \
+	gen_qp_destroy, NULL
+#define FZ_SXRC_QP_MODIFY	SZ(sxrc_modify_qp_in), 0, 14, gen_qp_modify, \
+	done_qp_modify
+#define FZ_SXRC_QP_QUERY	SZ(sxrc_handle_in), SZ(sxrc_query_qp_out), 3, \
+	gen_qp_query, NULL
+#define FZ_SXRC_QP_ATTACH_MCAST	SZ(sxrc_mcast_in), 0, 2, gen_mcast, NULL
+#define FZ_SXRC_QP_DETACH_MCAST	SZ(sxrc_mcast_in), 0, 2, gen_mcast, NULL
+#define FZ_SXRC_QP_OPEN	SZ(sxrc_open_qp_in), SZ(sxrc_handle_out), 3, \
+	gen_qp_open, done_qp_open
+#define FZ_SXRC_SRQ_CREATE	SZ(sxrc_create_srq_in), \
+	SZ(sxrc_create_srq_out), 5, gen_srq_create, done_srq
+#define FZ_SXRC_SRQ_DESTROY	SZ(sxrc_handle_in), SZ(sxrc_destroy_out), 2, \
+	gen_srq_destroy, NULL
+#define FZ_SXRC_SRQ_MODIFY	SZ(sxrc_srq_attr), 0, 2, gen_srq_attr, NULL
+#define FZ_SXRC_SRQ_QUERY	SZ(sxrc_srq_attr), SZ(sxrc_srq_attr), 2, \
+	gen_srq_attr, NULL
+#define FZ_SXRC_AH_CREATE	SZ(sxrc_create_ah_in), SZ(sxrc_handle_out), 4, \
+	gen_ah_create, done_ah_create
+#define FZ_SXRC_AH_DESTROY	SZ(sxrc_handle_in), 0, 2, gen_ah_destroy, NULL
+#define FZ_SXRC_XRCD_OPEN	SZ(sxrc_open_xrcd_in), SZ(sxrc_handle_out), 4, \
+	gen_xrcd_open, done_xrcd_open
+#define FZ_SXRC_XRCD_CLOSE	SZ(sxrc_handle_in), 0, 2, gen_xrcd_close, NULL
+#define FZ_SXRC_XRCD_REG_QP	SZ(sxrc_xrc_qp_in), SZ(sxrc_handle_out), 3, \
+	gen_xrc_qp, done_xrc_reg
+#define FZ_SXRC_XRCD_UNREG_QP	SZ(sxrc_xrc_qp_in), 0, 2, gen_xrc_qp, \
+	done_xrc_unreg
+#define FZ_SXRC_XRCD_MODIFY_QP	SZ(sxrc_xrc_modify_in), 0, 3, gen_xrc_modify, \
+	NULL
+#define FZ_SXRC_XRCD_QUERY_QP	SZ(sxrc_xrc_qp_in), SZ(sxrc_query_qp_out), 2, \
+	gen_xrc_qp, NULL
+#define FZ_SXRC_MW_ALLOC	SZ(sxrc_alloc_mw_in), SZ(sxrc_alloc_mw_out), \
+	4, gen_mw_alloc, done_mw_alloc
+#define FZ_SXRC_MW_DEALLOC	SZ(sxrc_handle_in), 0, 3, gen_mw_dealloc, NULL
+
+#define FZ_METHOD(o, m) M(o, m, FZ_##m),
+
 static const struct method methods[] = {
-	M(SXRC_OBJ_CTX, SXRC_CTX_QUERY, 0, SZ(sxrc_query_ctx_out), 2,
-	  gen_none, NULL),
-	M(SXRC_OBJ_DEVICE, SXRC_DEVICE_QUERY, 0, SZ(sxrc_device_attr), 2,
-	  gen_none, NULL),
-	M(SXRC_OBJ_DEVICE, SXRC_DEVICE_QUERY_PORT, SZ(sxrc_port_in),
-	  SZ(sxrc_port_attr), 2, gen_port, NULL),
-	M(SXRC_OBJ_DEVICE, SXRC_DEVICE_QUERY_GID, SZ(sxrc_gid_in),
-	  SZ(sxrc_gid_out), 2, gen_gid, NULL),
-	M(SXRC_OBJ_DEVICE, SXRC_DEVICE_QUERY_PKEY, SZ(sxrc_gid_in),
-	  SZ(sxrc_pkey_out), 2, gen_gid, NULL),
-	M(SXRC_OBJ_PD, SXRC_PD_ALLOC, SZ(sxrc_create_in),
-	  SZ(sxrc_handle_out), 6, gen_create, done_pd_alloc),
-	M(SXRC_OBJ_PD, SXRC_PD_DEALLOC, SZ(sxrc_handle_in), 0, 3,
-	  gen_pd_dealloc, NULL),
-	M(SXRC_OBJ_PD, SXRC_PD_QUERY, SZ(sxrc_handle_in), SZ(sxrc_handle_out),
-	  2, gen_pd_query, NULL),
-	M(SXRC_OBJ_MR, SXRC_MR_REG, SZ(sxrc_reg_mr_in), SZ(sxrc_reg_mr_out),
-	  8, gen_mr_reg, done_mr),
-	M(SXRC_OBJ_MR, SXRC_MR_DEREG, SZ(sxrc_handle_in), 0, 4,
-	  gen_mr_dereg, NULL),
-	M(SXRC_OBJ_MR, SXRC_MR_REREG, SZ(sxrc_rereg_mr_in),
-	  SZ(sxrc_reg_mr_out), 4, gen_mr_rereg, done_mr),
-	M(SXRC_OBJ_MR, SXRC_MR_QUERY, SZ(sxrc_handle_in),
-	  SZ(sxrc_query_mr_out), 2, gen_mr_query, NULL),
-	M(SXRC_OBJ_MR, SXRC_MR_REG_DMABUF, SZ(sxrc_reg_dmabuf_mr_in),
-	  SZ(sxrc_reg_mr_out), 4, gen_mr_reg_dmabuf, done_mr),
-	M(SXRC_OBJ_MR, SXRC_MR_ADVISE, SZ(sxrc_advise_mr_in), 0, 3,
-	  gen_mr_advise, NULL),
-	M(SXRC_OBJ_CQ, SXRC_CQ_CREATE, SZ(sxrc_create_cq_in),
-	  SZ(sxrc_cq_ring_out), 7, gen_cq_create, done_cq),
-	M(SXRC_OBJ_CQ, SXRC_CQ_DESTROY, SZ(sxrc_handle_in),
-	  SZ(sxrc_destroy_out), 3, gen_cq_destroy, NULL),
-	M(SXRC_OBJ_CQ, SXRC_CQ_RESIZE, SZ(sxrc_resize_cq_in),
-	  SZ(sxrc_cq_ring_out), 3, gen_cq_resize, done_cq),
-	M(SXRC_OBJ_CHANNEL, SXRC_CHANNEL_CREATE, 0, SZ(sxrc_channel_out), 1,
-	  gen_none, done_channel),
-	M(SXRC_OBJ_QP, SXRC_QP_CREATE, SZ(sxrc_create_qp_in),
-	  SZ(sxrc_create_qp_out), 10, gen_qp_create, done_qp_create),
-	M(SXRC_OBJ_QP, SXRC_QP_DESTROY, SZ(sxrc_handle_in),
-	  SZ(sxrc_destroy_out), 4, gen_qp_destroy, NULL),
-	M(SXRC_OBJ_QP, SXRC_QP_MODIFY, SZ(sxrc_modify_qp_in), 0, 14,
-	  gen_qp_modify, done_qp_modify),
-	M(SXRC_OBJ_QP, SXRC_QP_QUERY, SZ(sxrc_handle_in),
-	  SZ(sxrc_query_qp_out), 3, gen_qp_query, NULL),
-	M(SXRC_OBJ_QP, SXRC_QP_ATTACH_MCAST, SZ(sxrc_mcast_in), 0, 2,
-	  gen_mcast, NULL),
-	M(SXRC_OBJ_QP, SXRC_QP_DETACH_MCAST, SZ(sxrc_mcast_in), 0, 2,
-	  gen_mcast, NULL),
-	M(SXRC_OBJ_QP, SXRC_QP_OPEN, SZ(sxrc_open_qp_in), SZ(sxrc_handle_out),
-	  3, gen_qp_open, done_qp_open),
-	M(SXRC_OBJ_SRQ, SXRC_SRQ_CREATE, SZ(sxrc_create_srq_in),
-	  SZ(sxrc_create_srq_out), 5, gen_srq_create, done_srq),
-	M(SXRC_OBJ_SRQ, SXRC_SRQ_DESTROY, SZ(sxrc_handle_in),
-	  SZ(sxrc_destroy_out), 2, gen_srq_destroy, NULL),
-	M(SXRC_OBJ_SRQ, SXRC_SRQ_MODIFY, SZ(sxrc_srq_attr), 0, 2,
-	  gen_srq_attr, NULL),
-	M(SXRC_OBJ_SRQ, SXRC_SRQ_QUERY, SZ(sxrc_srq_attr), SZ(sxrc_srq_attr),
-	  2, gen_srq_attr, NULL),
-	M(SXRC_OBJ_AH, SXRC_AH_CREATE, SZ(sxrc_create_ah_in),
-	  SZ(sxrc_handle_out), 4, gen_ah_create, done_ah_create),
-	M(SXRC_OBJ_AH, SXRC_AH_DESTROY, SZ(sxrc_handle_in), 0, 2,
-	  gen_ah_destroy, NULL),
-	M(SXRC_OBJ_XRCD, SXRC_XRCD_OPEN, SZ(sxrc_open_xrcd_in),
-	  SZ(sxrc_handle_out), 4, gen_xrcd_open, done_xrcd_open),
-	M(SXRC_OBJ_XRCD, SXRC_XRCD_CLOSE, SZ(sxrc_handle_in), 0, 2,
-	  gen_xrcd_close, NULL),
-	M(SXRC_OBJ_XRCD, SXRC_XRCD_REG_QP, SZ(sxrc_xrc_qp_in),
-	  SZ(sxrc_handle_out), 3, gen_xrc_qp, done_xrc_reg),
-	M(SXRC_OBJ_XRCD, SXRC_XRCD_UNREG_QP, SZ(sxrc_xrc_qp_in), 0, 2,
-	  gen_xrc_qp, done_xrc_unreg),
-	M(SXRC_OBJ_XRCD, SXRC_XRCD_MODIFY_QP, SZ(sxrc_xrc_modify_in), 0, 3,
-	  gen_xrc_modify, NULL),
-	M(SXRC_OBJ_XRCD, SXRC_XRCD_QUERY_QP, SZ(sxrc_xrc_qp_in),
-	  SZ(sxrc_query_qp_out), 2, gen_xrc_qp, NULL),
-	M(SXRC_OBJ_MW, SXRC_MW_ALLOC, SZ(sxrc_alloc_mw_in),
-	  SZ(sxrc_alloc_mw_out), 4, gen_mw_alloc, done_mw_alloc),
-	M(SXRC_OBJ_MW, SXRC_MW_DEALLOC, SZ(sxrc_handle_in), 0, 3,
-	  gen_mw_dealloc, NULL),
+	SXRC_METHODS(FZ_METHOD)
 };
 
 #define NMETHODS	(sizeof(methods) / sizeof(methods[0]))
@@ -1211,7 +1191,7 @@ static int destroy_kind(const struct call *k)
 
 static uint32_t bad_len(struct fz *t, uint32_t size)
 {
-	switch (rnd(&t->r, 8)) {
+	switch (sxrc_rnd(&t->r, 8)) {
 	case 0: return size;
 	case 1: return size ? size - 1 : 0;
 	case 2: return size + 8;
@@ -1219,13 +1199,13 @@ static uint32_t bad_len(struct fz *t, uint32_t size)
 	case 4: return PAGE;
 	case 5: return PAGE + 1;
 	case 6: return 0xffffffffu;
-	default: return rnd(&t->r, 300);
+	default: return sxrc_rnd(&t->r, 300);
 	}
 }
 
 static uint64_t bad_ptr(struct fz *t, uint8_t *good, uint32_t len)
 {
-	switch (rnd(&t->r, 7)) {
+	switch (sxrc_rnd(&t->r, 7)) {
 	case 0: return 0;
 	case 1: return (uintptr_t)g_none;
 	case 2: return 0xffff888000000000ULL;	/* kernel space */
@@ -1233,7 +1213,7 @@ static uint64_t bad_ptr(struct fz *t, uint8_t *good, uint32_t len)
 	case 4:	/* straddles into the guard page */
 		return (uintptr_t)good + FZ_IOBUF - (len ? len / 2 : 1);
 	case 5: return (uintptr_t)t->ro;
-	default: return (uintptr_t)good + 1 + rnd(&t->r, 7);
+	default: return (uintptr_t)good + 1 + sxrc_rnd(&t->r, 7);
 	}
 }
 
@@ -1246,20 +1226,20 @@ static void mutate(struct fz *t, const struct method *m,
 {
 	uint32_t i;
 
-	switch (rnd(&t->r, 11)) {
+	switch (sxrc_rnd(&t->r, 11)) {
 	case 0:
 		hdr->in_len = bad_len(t, m->in_size);
 		break;
 	case 1:	/* longer with a zero or junk tail */
 		hdr->in_len = m->in_size + 8;
 		if (pct(&t->r, 50))
-			t->in[m->in_size + rnd(&t->r, 8)] = 1 + rnd(&t->r, 255);
+			t->in[m->in_size + sxrc_rnd(&t->r, 8)] = 1 + sxrc_rnd(&t->r, 255);
 		break;
 	case 2:
 		hdr->out_len = bad_len(t, m->out_size);
 		break;
 	case 3:
-		hdr->out_len = m->out_size + 8 + 8 * rnd(&t->r, 4);
+		hdr->out_len = m->out_size + 8 + 8 * sxrc_rnd(&t->r, 4);
 		break;
 	case 4:
 		hdr->in = bad_ptr(t, t->in, hdr->in_len);
@@ -1269,16 +1249,16 @@ static void mutate(struct fz *t, const struct method *m,
 		break;
 	case 6:	/* junk in a random byte: reserved fields, flags */
 		if (m->in_size)
-			t->in[rnd(&t->r, m->in_size)] ^= 1 + rnd(&t->r, 255);
+			t->in[sxrc_rnd(&t->r, m->in_size)] ^= 1 + sxrc_rnd(&t->r, 255);
 		break;
 	case 7:	/* junk in the last 4 bytes (often reserved) */
 		if (m->in_size >= 4)
 			for (i = m->in_size - 4; i < m->in_size; i++)
-				t->in[i] = rnd(&t->r, 256);
+				t->in[i] = sxrc_rnd(&t->r, 256);
 		break;
 	case 8:	/* the header's own size */
-		hdr->size = pct(&t->r, 50) ? sizeof(*hdr) - 1 - rnd(&t->r, 8) :
-			sizeof(*hdr) + 8 * rnd(&t->r, 4);
+		hdr->size = pct(&t->r, 50) ? sizeof(*hdr) - 1 - sxrc_rnd(&t->r, 8) :
+			sizeof(*hdr) + 8 * sxrc_rnd(&t->r, 4);
 		break;
 	case 9:	/* in_len 0 with no pointer, out NULL */
 		hdr->in_len = 0;
@@ -1291,7 +1271,7 @@ static void mutate(struct fz *t, const struct method *m,
 	default:	/* several bytes of junk */
 		for (i = 0; i < m->in_size; i++)
 			if (pct(&t->r, 10))
-				t->in[i] = rnd(&t->r, 256);
+				t->in[i] = sxrc_rnd(&t->r, 256);
 		break;
 	}
 }
@@ -1306,7 +1286,7 @@ static int invoke(int fd, struct sxrc_ioctl_hdr *hdr)
 
 static void do_method(struct fz *t, struct fctx *c, int fd)
 {
-	unsigned int w = rnd(&t->r, g_wtotal);
+	unsigned int w = sxrc_rnd(&t->r, g_wtotal);
 	const struct method *m;
 	struct sxrc_ioctl_hdr hdr;
 	struct call k = { .del_kind = -1 };
@@ -1376,7 +1356,7 @@ static struct ring *pick_ring(struct fz *t, int kind)
 	if (!t->nrings)
 		return NULL;
 	for (j = 0; j < 6; j++) {
-		i = rnd(&t->r, t->nrings);
+		i = sxrc_rnd(&t->r, t->nrings);
 		if (kind < 0 || t->rings[i].kind == kind)
 			return &t->rings[i];
 	}
@@ -1403,17 +1383,17 @@ static void gen_sge(struct fz *t, struct fctx *c, struct sxrc_sge *s)
 	struct obj *mr = pick_obj(t, c, K_MR);
 
 	if (!mr || pct(&t->r, 5)) {
-		s->addr = rnd64(&t->r);
-		s->length = rnd(&t->r, 8192);
-		s->lkey = (uint32_t)rnd64(&t->r);
+		s->addr = sxrc_rnd64(&t->r);
+		s->length = sxrc_rnd(&t->r, 8192);
+		s->lkey = (uint32_t)sxrc_rnd64(&t->r);
 		return;
 	}
 	s->lkey = mr->num;
-	s->length = 1 + rnd(&t->r, mr->len < 512 ? mr->len : 512);
-	s->addr = mr->iova + rnd(&t->r, mr->len > s->length ?
+	s->length = 1 + sxrc_rnd(&t->r, mr->len < 512 ? mr->len : 512);
+	s->addr = mr->iova + sxrc_rnd(&t->r, mr->len > s->length ?
 				 mr->len - s->length + 1 : 1);
 	if (pct(&t->r, 5))
-		s->length += rnd(&t->r, 1 << 20);
+		s->length += sxrc_rnd(&t->r, 1 << 20);
 }
 
 static const uint32_t wr_ops[] = {
@@ -1431,7 +1411,7 @@ static void post_send(struct fz *t)
 	struct sxrc_send_wqe *w;
 	struct obj *o;
 	uint32_t prod, n, i, cap;
-	int nposts = 1 + rnd(&t->r, 4);
+	int nposts = 1 + sxrc_rnd(&t->r, 4);
 
 	if (!r || !ring_fits(r))
 		return;
@@ -1448,26 +1428,26 @@ static void post_send(struct fz *t)
 		w = (void *)((uint8_t *)r->addr + SXRC_RING_HDR_SIZE +
 			     (size_t)(prod & (r->entries - 1)) * r->stride);
 		memset(w, 0, r->stride);
-		w->wr_id = rnd64(&t->r);
+		w->wr_id = sxrc_rnd64(&t->r);
 		w->opcode = pct(&t->r, 97) ?
-			wr_ops[rnd(&t->r, sizeof(wr_ops) / sizeof(wr_ops[0]))] :
-			rnd(&t->r, 64);
-		w->send_flags = rnd(&t->r, 8);
-		w->imm_data = (uint32_t)rnd64(&t->r);
+			wr_ops[sxrc_rnd(&t->r, sizeof(wr_ops) / sizeof(wr_ops[0]))] :
+			sxrc_rnd(&t->r, 64);
+		w->send_flags = sxrc_rnd(&t->r, 8);
+		w->imm_data = (uint32_t)sxrc_rnd64(&t->r);
 		o = pick_obj(t, c, K_MR);
 		if (o) {
-			w->rkey = pct(&t->r, 90) ? o->num : (uint32_t)rnd64(&t->r);
-			w->remote_addr = o->iova + (rnd(&t->r, o->len) & ~7ULL);
+			w->rkey = pct(&t->r, 90) ? o->num : (uint32_t)sxrc_rnd64(&t->r);
+			w->remote_addr = o->iova + (sxrc_rnd(&t->r, o->len) & ~7ULL);
 			if (w->opcode == SXRC_WR_LOCAL_INV ||
 			    w->opcode == SXRC_WR_SEND_WITH_INV)
 				w->imm_data = o->num;
 		}
-		w->compare_add = rnd64(&t->r);
-		w->swap = rnd64(&t->r);
+		w->compare_add = sxrc_rnd64(&t->r);
+		w->swap = sxrc_rnd64(&t->r);
 		if ((o = pick_obj(t, c, K_QP)))
 			w->remote_qpn = o->num;
 		w->ah_handle = pick_handle(t, c, K_AH);
-		w->remote_qkey = pct(&t->r, 80) ? 0x11111111 : rnd64(&t->r);
+		w->remote_qkey = pct(&t->r, 80) ? 0x11111111 : sxrc_rnd64(&t->r);
 		if ((o = pick_obj(t, c, K_SRQ)))
 			w->remote_srqn = o->num;
 		if (w->opcode == SXRC_WR_BIND_MW && pct(&t->r, 80)) {
@@ -1480,30 +1460,30 @@ static void post_send(struct fz *t)
 				w->imm_data = pct(&t->r, 90) ?
 					(mw->num & ~0xffu) |
 					((mw->num + 1) & 0xff) :
-					(uint32_t)rnd64(&t->r);
+					(uint32_t)sxrc_rnd64(&t->r);
 				if (pct(&t->r, 50))
 					mw->num = w->imm_data;
 			}
 			if (mr) {
 				w->remote_qpn = mr->num;
 				w->remote_addr = mr->iova +
-					rnd(&t->r, mr->len ? mr->len : 1);
-				w->compare_add = rnd(&t->r, mr->len + 1);
+					sxrc_rnd(&t->r, mr->len ? mr->len : 1);
+				w->compare_add = sxrc_rnd(&t->r, mr->len + 1);
 			}
-			w->swap = rnd(&t->r, 16);
+			w->swap = sxrc_rnd(&t->r, 16);
 		}
 		cap = (r->stride - sizeof(*w)) / sizeof(struct sxrc_sge);
 		if (pct(&t->r, 15) && r->max_inline) {
 			w->send_flags |= SXRC_SEND_INLINE;
-			w->num_sge = rnd(&t->r, r->max_inline + 1);
+			w->num_sge = sxrc_rnd(&t->r, r->max_inline + 1);
 			if (w->num_sge > r->stride - sizeof(*w))
 				w->num_sge = r->stride - sizeof(*w);
 			memset(w + 1, 0x5a, w->num_sge);
 		} else {
-			n = rnd(&t->r, (r->max_sge < cap ? r->max_sge : cap) + 1);
+			n = sxrc_rnd(&t->r, (r->max_sge < cap ? r->max_sge : cap) + 1);
 			for (i = 0; i < n; i++)
 				gen_sge(t, c, (struct sxrc_sge *)(w + 1) + i);
-			w->num_sge = pct(&t->r, 97) ? n : rnd(&t->r, 64);
+			w->num_sge = pct(&t->r, 97) ? n : sxrc_rnd(&t->r, 64);
 		}
 		/* A bind carries no list: mostly a well-formed one. */
 		if (w->opcode == SXRC_WR_BIND_MW && pct(&t->r, 80)) {
@@ -1523,7 +1503,7 @@ static void post_recv(struct fz *t)
 	struct sxrc_ring_hdr *h;
 	struct sxrc_recv_wqe *w;
 	uint32_t prod, n, i, cap;
-	int nposts = 1 + rnd(&t->r, 4);
+	int nposts = 1 + sxrc_rnd(&t->r, 4);
 
 	if (!r || !ring_fits(r))
 		return;
@@ -1537,14 +1517,14 @@ static void post_recv(struct fz *t)
 		w = (void *)((uint8_t *)r->addr + SXRC_RING_HDR_SIZE +
 			     (size_t)(prod & (r->entries - 1)) * r->stride);
 		memset(w, 0, r->stride);
-		w->wr_id = rnd64(&t->r);
+		w->wr_id = sxrc_rnd64(&t->r);
 		cap = (r->stride - sizeof(*w)) / sizeof(struct sxrc_sge);
-		n = 1 + rnd(&t->r, r->max_sge < cap ? r->max_sge : cap);
+		n = 1 + sxrc_rnd(&t->r, r->max_sge < cap ? r->max_sge : cap);
 		if (n > cap)
 			n = cap;
 		for (i = 0; i < n; i++)
 			gen_sge(t, &t->c[r->ctx], (struct sxrc_sge *)(w + 1) + i);
-		w->num_sge = pct(&t->r, 97) ? n : rnd(&t->r, 64);
+		w->num_sge = pct(&t->r, 97) ? n : sxrc_rnd(&t->r, 64);
 		if (pct(&t->r, 2))
 			w->reserved = 1;
 		__atomic_store_n(&h->prod, prod + 1, __ATOMIC_RELEASE);
@@ -1567,25 +1547,25 @@ static void scribble(struct fz *t)
 		return;
 	count_extra(X_SCRIBBLE);
 	h = r->addr;
-	switch (rnd(&t->r, 6)) {
+	switch (sxrc_rnd(&t->r, 6)) {
 	case 0:
-		h->prod = pct(&t->r, 50) ? (uint32_t)rnd64(&t->r) :
-			h->cons + r->entries + 1 + rnd(&t->r, 4);
+		h->prod = pct(&t->r, 50) ? (uint32_t)sxrc_rnd64(&t->r) :
+			h->cons + r->entries + 1 + sxrc_rnd(&t->r, 4);
 		break;
 	case 1:
-		h->cons = pct(&t->r, 50) ? (uint32_t)rnd64(&t->r) :
-			h->prod - 1 - rnd(&t->r, 4);
+		h->cons = pct(&t->r, 50) ? (uint32_t)sxrc_rnd64(&t->r) :
+			h->prod - 1 - sxrc_rnd(&t->r, 4);
 		break;
 	case 2:
-		h->flags = (uint32_t)rnd64(&t->r);
-		h->arm = rnd(&t->r, 5);
+		h->flags = (uint32_t)sxrc_rnd64(&t->r);
+		h->arm = sxrc_rnd(&t->r, 5);
 		break;
 	default:	/* WQE/CQE bytes */
-		n = 1 + rnd(&t->r, 32);
+		n = 1 + sxrc_rnd(&t->r, 32);
 		off = SXRC_RING_HDR_SIZE +
-		      rnd(&t->r, r->size - SXRC_RING_HDR_SIZE);
+		      sxrc_rnd(&t->r, r->size - SXRC_RING_HDR_SIZE);
 		for (i = 0; i < n && off + i < r->size; i++)
-			((uint8_t *)r->addr)[off + i] = rnd(&t->r, 256);
+			((uint8_t *)r->addr)[off + i] = sxrc_rnd(&t->r, 256);
 		if (pct(&t->r, 50))
 			h->prod++;
 		break;
@@ -1621,7 +1601,7 @@ static void cq_poll(struct fz *t)
 	(void)sum;
 	__atomic_store_n(&h->cons, prod, __ATOMIC_RELEASE);
 	if (pct(&t->r, 30))
-		__atomic_store_n(&h->arm, 1 + rnd(&t->r, 2), __ATOMIC_SEQ_CST);
+		__atomic_store_n(&h->arm, 1 + sxrc_rnd(&t->r, 2), __ATOMIC_SEQ_CST);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1630,7 +1610,7 @@ static void cq_poll(struct fz *t)
 static void read_fd(struct fz *t, int fd, int x, size_t rec)
 {
 	static const size_t lens[] = { 0, 1, 7, 8, 23, 24, 48, 100, 4096 };
-	size_t len = lens[rnd(&t->r, 9)];
+	size_t len = lens[sxrc_rnd(&t->r, 9)];
 	void *p = t->out;
 	ssize_t n;
 
@@ -1656,22 +1636,22 @@ static void mmap_random(struct fz *t, struct fctx *c)
 	static const int prots[] = {
 		PROT_READ | PROT_WRITE, PROT_READ, PROT_NONE, PROT_EXEC,
 	};
-	size_t size = PAGE * (pct(&t->r, 80) ? 1 + rnd(&t->r, 8) :
-			      rnd(&t->r, 64));
+	size_t size = PAGE * (pct(&t->r, 80) ? 1 + sxrc_rnd(&t->r, 8) :
+			      sxrc_rnd(&t->r, 64));
 	off_t off;
 	void *p;
 
 	count_extra(X_MMAP_RANDOM);
-	switch (rnd(&t->r, 4)) {
-	case 0: off = (off_t)rnd(&t->r, 64) * PAGE; break;
-	case 1: off = rnd(&t->r, 1 << 20); break;	/* unaligned */
-	case 2: off = (off_t)((uint64_t)rnd(&t->r, 1 << 20) << 32) & ~0xfffLL;
+	switch (sxrc_rnd(&t->r, 4)) {
+	case 0: off = (off_t)sxrc_rnd(&t->r, 64) * PAGE; break;
+	case 1: off = sxrc_rnd(&t->r, 1 << 20); break;	/* unaligned */
+	case 2: off = (off_t)((uint64_t)sxrc_rnd(&t->r, 1 << 20) << 32) & ~0xfffLL;
 		break;
 	default: off = 0; break;
 	}
 	if (pct(&t->r, 3))
-		size = (size_t)1 << (20 + rnd(&t->r, 20));
-	p = mmap(NULL, size, prots[rnd(&t->r, 4)],
+		size = (size_t)1 << (20 + sxrc_rnd(&t->r, 20));
+	p = mmap(NULL, size, prots[sxrc_rnd(&t->r, 4)],
 		 pct(&t->r, 85) ? MAP_SHARED : MAP_PRIVATE, c->fd, off);
 	if (p == MAP_FAILED) {
 		check(t, "mmap(random)", -errno, true);
@@ -1689,7 +1669,7 @@ static void bad_ioctl(struct fz *t, struct fctx *c)
 		_IO(0x00, 0x00), FIONREAD,
 		SXRC_IOCTL_IMPORT,	/* with a pointer: EINVAL */
 	};
-	unsigned long cmd = cmds[rnd(&t->r, 6)];
+	unsigned long cmd = cmds[sxrc_rnd(&t->r, 6)];
 	int ret;
 
 	count_extra(X_BAD_IOCTL);
@@ -1716,22 +1696,22 @@ static void bad_hdr(struct fz *t, struct fctx *c)
 	hdr->out = (uintptr_t)t->out;
 	hdr->in_len = 64;
 	hdr->in = (uintptr_t)t->in + 256;
-	x = rnd(&t->r, 6);
+	x = sxrc_rnd(&t->r, 6);
 	switch (x) {
 	case 0:
-		hdr->object_id = SXRC_OBJ_MAX + rnd(&t->r, 0x10000 - SXRC_OBJ_MAX);
+		hdr->object_id = SXRC_OBJ_MAX + sxrc_rnd(&t->r, 0x10000 - SXRC_OBJ_MAX);
 		break;
 	case 1:	/* a method past the end of a real object */
-		hdr->object_id = rnd(&t->r, SXRC_OBJ_MAX);
-		hdr->method_id = 7 + rnd(&t->r, 0x10000 - 7);
+		hdr->object_id = sxrc_rnd(&t->r, SXRC_OBJ_MAX);
+		hdr->method_id = 7 + sxrc_rnd(&t->r, 0x10000 - 7);
 		break;
 	case 2:
 		hdr->object_id = SXRC_OBJ_CTX;
-		hdr->method_id = 1 + rnd(&t->r, 8);
+		hdr->method_id = 1 + sxrc_rnd(&t->r, 8);
 		break;
 	case 3:	/* a junk tail after the header */
 		hdr->size = sizeof(*hdr) + 8;
-		t->in[sizeof(*hdr) + rnd(&t->r, 8)] = 1;
+		t->in[sizeof(*hdr) + sxrc_rnd(&t->r, 8)] = 1;
 		break;
 	case 4:
 		hdr->size = pct(&t->r, 50) ? 0xffffffffu : PAGE + 8;
@@ -1806,18 +1786,18 @@ static void ctx_reopen(struct fz *t, struct fctx *c)
 /* A call on another thread's context (its fd held still by its lock). */
 static void foreign_call(struct fz *t)
 {
-	struct fz *o = &g_fz[rnd(&t->r, FZ_THREADS)];
+	struct fz *o = &g_fz[sxrc_rnd(&t->r, FZ_THREADS)];
 	struct fctx *oc;
 
 	if (o == t)
 		return;
 	count_extra(X_FOREIGN);
 	pthread_mutex_lock(&o->lock);
-	oc = &o->c[rnd(&t->r, FZ_CTXS)];
+	oc = &o->c[sxrc_rnd(&t->r, FZ_CTXS)];
 	if (oc->fd >= 0) {
 		t->foreign = true;
 		if (pct(&t->r, 30))
-			doorbell(t, oc->fd, rnd(&t->r, 64));
+			doorbell(t, oc->fd, sxrc_rnd(&t->r, 64));
 		else
 			do_method(t, &t->c[0], oc->fd);
 		t->foreign = false;
@@ -1888,8 +1868,8 @@ static void do_fork(struct fz *t)
 
 static void one_op(struct fz *t)
 {
-	struct fctx *c = &t->c[rnd(&t->r, FZ_CTXS)];
-	unsigned int p = rnd(&t->r, 1000);
+	struct fctx *c = &t->c[sxrc_rnd(&t->r, FZ_CTXS)];
+	unsigned int p = sxrc_rnd(&t->r, 1000);
 	struct obj *qp;
 
 	if (p < 560)
@@ -1907,12 +1887,12 @@ static void one_op(struct fz *t)
 			doorbell(t, c->fd, qp->h);
 		else
 			doorbell(t, c->fd, pct(&t->r, 50) ?
-				 pick_handle(t, c, K_QP) : rnd64(&t->r));
+				 pick_handle(t, c, K_QP) : sxrc_rnd64(&t->r));
 	} else if (p < 880)
 		read_fd(t, c->fd, X_EV_READ, sizeof(struct sxrc_async_event));
 	else if (p < 890) {
 		if (t->nchan)
-			read_fd(t, t->chan[rnd(&t->r, t->nchan)], X_CHAN_READ,
+			read_fd(t, t->chan[sxrc_rnd(&t->r, t->nchan)], X_CHAN_READ,
 				sizeof(struct sxrc_comp_event));
 	} else if (p < 910)
 		mmap_random(t, c);

@@ -19,6 +19,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
 #define MIB		(1UL << 20)
 #define HUGE		(2 * MIB)
@@ -77,27 +78,6 @@ static long proc_kib(const char *file, const char *field)
 	return kib;
 }
 
-static long vmpin_kib(void)
-{
-	return proc_kib("/proc/self/status", "VmPin");
-}
-
-/* Drop CAP_IPC_LOCK so that RLIMIT_MEMLOCK applies even to root. */
-static int drop_ipc_lock(void)
-{
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[2];
-
-	if (syscall(SYS_capget, &hdr, data))
-		return -1;
-	data[0].effective &= ~(1U << CAP_IPC_LOCK);
-	data[0].permitted &= ~(1U << CAP_IPC_LOCK);
-	data[0].inheritable &= ~(1U << CAP_IPC_LOCK);
-	return syscall(SYS_capset, &hdr, data);
-}
-
 FIXTURE(huge) {
 	struct ibv_device **list;
 	struct ibv_context *ctx;
@@ -112,43 +92,6 @@ FIXTURE(huge) {
 	struct ibv_mr *anon_mr;
 	long pages_base, runs_base;
 };
-
-static int connect_rc(struct ibv_qp *qp, uint32_t dqpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = ACCESS_ALL,
-	};
-	int ret;
-
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
 
 FIXTURE_SETUP(huge)
 {
@@ -202,8 +145,8 @@ FIXTURE_SETUP(huge)
 		self->qp[i] = ibv_create_qp(self->pd, &qa);
 		ASSERT_NE(NULL, self->qp[i]);
 	}
-	ASSERT_EQ(0, connect_rc(self->qp[0], self->qp[1]->qp_num));
-	ASSERT_EQ(0, connect_rc(self->qp[1], self->qp[0]->qp_num));
+	ASSERT_EQ(0, sxrc_rc_connect(self->qp[0], self->qp[1]->qp_num, ACCESS_ALL));
+	ASSERT_EQ(0, sxrc_rc_connect(self->qp[1], self->qp[0]->qp_num, ACCESS_ALL));
 
 	self->anon = mmap(NULL, ANON_LEN, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -269,14 +212,6 @@ static int rdma(FIXTURE_DATA(huge) *self, enum ibv_wr_opcode op,
 	return -1;
 }
 
-static void fill(char *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (char)(i * 7 + seed + (i >> 12));
-}
-
 /*
  * Traffic through @mr on @buf (LEN bytes, 2 MiB aligned): WRITE from
  * ordinary memory into it and READ back out of it, each range crossing
@@ -296,7 +231,7 @@ static void traffic(struct __test_metadata *_metadata,
 	size_t i;
 
 	for (i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
-		fill(src, r[i].len, i);
+		sxrc_fill(src, r[i].len, i);
 		memset(back, 0, r[i].len);
 		ASSERT_EQ(0, rdma(self, IBV_WR_RDMA_WRITE, self->anon_mr, src,
 				  r[i].len, mr, buf + r[i].off));
@@ -306,7 +241,7 @@ static void traffic(struct __test_metadata *_metadata,
 		ASSERT_EQ(0, memcmp(src, back, r[i].len));
 	}
 	/* Huge to huge: 1.5 MiB from across one boundary to across another. */
-	fill(buf + HUGE - 5000, 3 * MIB / 2, 99);
+	sxrc_fill(buf + HUGE - 5000, 3 * MIB / 2, 99);
 	ASSERT_EQ(0, rdma(self, IBV_WR_RDMA_WRITE, mr, buf + HUGE - 5000,
 			  3 * MIB / 2, mr, buf + 3 * HUGE - 333));
 	ASSERT_EQ(0, memcmp(buf + HUGE - 5000, buf + 3 * HUGE - 333,
@@ -317,7 +252,7 @@ static void traffic(struct __test_metadata *_metadata,
 static struct ibv_mr *reg_huge(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(huge) *self, char *buf)
 {
-	long pin0 = vmpin_kib();
+	long pin0 = sxrc_vmpin_kib(0);
 	struct ibv_mr *mr;
 
 	mr = ibv_reg_mr(self->pd, buf, LEN, ACCESS_ALL);
@@ -328,17 +263,17 @@ static struct ibv_mr *reg_huge(struct __test_metadata *_metadata,
 	/* One run per huge page at most. */
 	EXPECT_GE(self->runs_base + (long)(LEN / HUGE),
 		  sxrc_sysfs_long("objects/mr_runs"));
-	EXPECT_EQ(pin0 + (long)(LEN >> 10), vmpin_kib());
+	EXPECT_EQ(pin0 + (long)(LEN >> 10), sxrc_vmpin_kib(0));
 	return mr;
 }
 
 static void dereg_huge(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(huge) *self, struct ibv_mr *mr)
 {
-	long pin0 = vmpin_kib();
+	long pin0 = sxrc_vmpin_kib(0);
 
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
-	EXPECT_EQ(pin0 - (long)(LEN >> 10), vmpin_kib());
+	EXPECT_EQ(pin0 - (long)(LEN >> 10), sxrc_vmpin_kib(0));
 	EXPECT_EQ(self->pages_base, sxrc_sysfs_long("objects/mr_pages"));
 	EXPECT_EQ(self->runs_base, sxrc_sysfs_long("objects/mr_runs"));
 }
@@ -395,7 +330,7 @@ TEST_F(huge, hugetlbfs_file)
 	ASSERT_NE(NULL, mr);
 	EXPECT_EQ(self->pages_base + (long)(HUGE / 4096),
 		  sxrc_sysfs_long("objects/mr_pages"));
-	fill(self->anon, 8192, 5);
+	sxrc_fill(self->anon, 8192, 5);
 	ASSERT_EQ(0, rdma(self, IBV_WR_RDMA_WRITE, self->anon_mr, self->anon,
 			  8192, mr, buf + 2 * HUGE - 4096));
 	EXPECT_EQ(0, memcmp(self->anon, view + 2 * HUGE - 4096, 8192));
@@ -442,7 +377,7 @@ TEST_F(huge, read_only_file)
 	ASSERT_EQ(0, ftruncate(fd, 2 * HUGE));
 	rw = mmap(NULL, 2 * HUGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, rw);
-	fill(rw, 2 * HUGE, 3);
+	sxrc_fill(rw, 2 * HUGE, 3);
 
 	for (i = 0; i < 2; i++) {
 		bool shared = i == 0;
@@ -541,34 +476,34 @@ TEST_F(huge, memlock_limit)
 			   MAP_HUGE_2MB, -1, 0);
 		if (buf == MAP_FAILED)
 			_exit(10);
-		if (drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &rl))
+		if (sxrc_drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &rl))
 			_exit(11);
 		/* A context is its opener's: the child opens its own. */
 		ctx = ibv_open_device(self->list[0]);
 		pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 		if (!pd)
 			_exit(12);
-		pin0 = vmpin_kib();
+		pin0 = sxrc_vmpin_kib(0);
 		if (pin0 < 0)
 			_exit(13);
 		errno = 0;
 		if (ibv_reg_mr(pd, buf, 3 * HUGE, ACCESS_ALL) ||
-		    errno != ENOMEM || vmpin_kib() != pin0)
+		    errno != ENOMEM || sxrc_vmpin_kib(0) != pin0)
 			_exit(14);
 		a = ibv_reg_mr(pd, buf, 2 * HUGE, ACCESS_ALL);
-		if (!a || vmpin_kib() != pin0 + (long)(4 * MIB >> 10))
+		if (!a || sxrc_vmpin_kib(0) != pin0 + (long)(4 * MIB >> 10))
 			_exit(15);
 		errno = 0;
 		if (ibv_reg_mr(pd, buf + 2 * HUGE, 4096, ACCESS_ALL) ||
 		    errno != ENOMEM)
 			_exit(16);
-		if (ibv_dereg_mr(a) || vmpin_kib() != pin0)
+		if (ibv_dereg_mr(a) || sxrc_vmpin_kib(0) != pin0)
 			_exit(17);
 		/* 8 KiB across a boundary: two small pages, not 4 MiB. */
 		b = ibv_reg_mr(pd, buf + HUGE - 4096, 8192, ACCESS_ALL);
-		if (!b || vmpin_kib() != pin0 + 8)
+		if (!b || sxrc_vmpin_kib(0) != pin0 + 8)
 			_exit(18);
-		if (ibv_dereg_mr(b) || vmpin_kib() != pin0)
+		if (ibv_dereg_mr(b) || sxrc_vmpin_kib(0) != pin0)
 			_exit(19);
 		_exit(0);
 	}

@@ -15,9 +15,11 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
 #define BUF_LEN		(64 * 1024)
 #define PAGE		4096
+#define REMOTE_RW	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 
 /* In a child: exit with the failing line (mod 256, never 0). */
 #define CHK(c) do { if (!(c)) _exit(__LINE__ % 255 + 1); } while (0)
@@ -70,51 +72,6 @@ static int recv_msg(int sock, struct msg *m)
 	return fd;
 }
 
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	if (WIFSIGNALED(status))
-		return 1000 + WTERMSIG(status);
-	return WEXITSTATUS(status);
-}
-
-static int to_rts(struct ibv_qp *qp, uint32_t dqpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 static struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 {
 	struct ibv_qp_init_attr ia = {
@@ -153,21 +110,6 @@ static int rdma(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,
 		usleep(1000);
 	}
 	return -2;
-}
-
-static long vmpin_kib(void)
-{
-	char line[128];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
 }
 
 static void *map_buf(void)
@@ -267,12 +209,12 @@ static void member_rdma(int sock)
 	CHK(lbuf);
 	lmr = ibv_reg_mr(pd, lbuf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
 	CHK(lmr);
-	CHK(vmpin_kib() == BUF_LEN / 1024);
+	CHK(sxrc_vmpin_kib(0) == BUF_LEN / 1024);
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	CHK(cq);
 	qp = rc_qp(pd, cq);
 	CHK(qp);
-	CHK(!to_rts(qp, m.qpn));
+	CHK(!sxrc_rc_connect(qp, m.qpn, REMOTE_RW));
 	r.qpn = qp->qp_num;
 	CHK(!send_msg(sock, &r, -1));
 	CHK(recv_msg(sock, &m) == -1);	/* the owner's QP is connected */
@@ -331,10 +273,10 @@ TEST_F(imp, rdma_through_imported_mr)
 	close(sv[1]);
 	ASSERT_EQ(0, send_msg(sv[0], &m, self->ctx->cmd_fd));
 	ASSERT_EQ(-1, recv_msg(sv[0], &r));
-	ASSERT_EQ(0, to_rts(qp, r.qpn));
+	ASSERT_EQ(0, sxrc_rc_connect(qp, r.qpn, REMOTE_RW));
 	ASSERT_EQ(0, send_msg(sv[0], &m, -1));
 	EXPECT_EQ(-1, recv_msg(sv[0], &r));
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 	for (i = 0; i < BUF_LEN; i++)
 		if (self->buf[i] != (unsigned char)(i * 7 + 3))
 			break;
@@ -383,7 +325,7 @@ TEST_F(imp, not_imported_is_refused)
 		    errno == ENOTTY);
 		_exit(0);
 	}
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 	/* The owner was never refused. */
 	EXPECT_EQ(0, ioctl(self->ctx->cmd_fd, SXRC_IOCTL_IMPORT, 0UL));
 }
@@ -488,7 +430,7 @@ TEST_F(imp, unimport_versus_destroy)
 		ibv_unimport_pd(pd);
 		_exit(0);
 	}
-	ASSERT_EQ(0, wait_child(pid));
+	ASSERT_EQ(0, sxrc_wait_child(pid));
 	/* The member deregistered the MR: the owner's dereg finds nothing. */
 	EXPECT_EQ(EINVAL, ibv_dereg_mr(self->mr));
 	free(self->mr);	/* the library kept it: the kernel said no */
@@ -539,7 +481,7 @@ TEST_F(imp, owner_exits_first)
 	close(sv[1]);
 	fd = recv_msg(sv[0], &m);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, wait_child(pid));
+	ASSERT_EQ(0, sxrc_wait_child(pid));
 	close(sv[0]);
 
 	ctx = ibv_import_device(fd);
@@ -549,7 +491,7 @@ TEST_F(imp, owner_exits_first)
 	imr = ibv_import_mr(pd, m.mr_handle);
 	ASSERT_NE(NULL, imr);
 	/* The pin is the dead owner's, not ours. */
-	EXPECT_EQ(0, vmpin_kib());
+	EXPECT_EQ(0, sxrc_vmpin_kib(0));
 	EXPECT_EQ(self->base_pages + BUF_LEN / PAGE,
 		  sxrc_sysfs_long("objects/mr_pages"));
 
@@ -563,8 +505,8 @@ TEST_F(imp, owner_exits_first)
 	b = rc_qp(pd, cq);
 	ASSERT_NE(NULL, a);
 	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, to_rts(a, b->qp_num));
-	ASSERT_EQ(0, to_rts(b, a->qp_num));
+	ASSERT_EQ(0, sxrc_rc_connect(a, b->qp_num, REMOTE_RW));
+	ASSERT_EQ(0, sxrc_rc_connect(b, a->qp_num, REMOTE_RW));
 	ASSERT_EQ(0, rdma(a, cq, IBV_WR_RDMA_READ, lmr, lbuf, BUF_LEN,
 			  imr->rkey, (uintptr_t)imr->addr));
 	for (i = 0; i < BUF_LEN; i++)
@@ -581,7 +523,7 @@ TEST_F(imp, owner_exits_first)
 						 self->base_qp, 5000));
 	EXPECT_EQ(self->base_pages, sxrc_wait_count("objects/mr_pages",
 						    self->base_pages, 5000));
-	EXPECT_EQ(0, vmpin_kib());
+	EXPECT_EQ(0, sxrc_vmpin_kib(0));
 	munmap(lbuf, BUF_LEN);
 }
 
@@ -602,7 +544,7 @@ TEST_F(imp, member_cap)
 				    errno == EUSERS);
 			_exit(0);
 		}
-		ASSERT_EQ(0, wait_child(pid)) TH_LOG("member %d", i);
+		ASSERT_EQ(0, sxrc_wait_child(pid)) TH_LOG("member %d", i);
 	}
 	/* Members that exited stay members: the owner still works. */
 	EXPECT_EQ(0, ioctl(fd, SXRC_IOCTL_IMPORT, 0UL));
@@ -641,13 +583,13 @@ TEST_F(imp, unprivileged_member)
 		CHK(cq);
 		qp = rc_qp(pd, cq);
 		CHK(qp);
-		CHK(!to_rts(qp, qp->qp_num));	/* loopback */
+		CHK(!sxrc_rc_connect(qp, qp->qp_num, REMOTE_RW));	/* loopback */
 		memset(lbuf, 0xab, PAGE);
 		CHK(!rdma(qp, cq, IBV_WR_RDMA_WRITE, lmr, lbuf, PAGE,
 			  imr->rkey, (uintptr_t)imr->addr + PAGE));
 		_exit(0);
 	}
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 	EXPECT_EQ(0xab, self->buf[PAGE]);
 	EXPECT_EQ(0xab, self->buf[2 * PAGE - 1]);
 	EXPECT_EQ(0, self->buf[2 * PAGE]);

@@ -27,6 +27,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
 #define MIB		(1L << 20)
 #define CGROOT		"/sys/fs/cgroup"
@@ -47,42 +48,13 @@
  */
 #define CHARGE_SLACK	MIB
 
-static int write_file(const char *path, const char *val)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
-static int read_file(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return 0;
-}
-
 /* An integer file of cgroup @cg, -1 if unreadable. */
 static long cg_long(const char *cg, const char *file)
 {
 	char path[PATH_MAX], buf[64];
 
 	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	if (read_file(path, buf, sizeof(buf)))
+	if (sxrc_read_str(path, buf, sizeof(buf)))
 		return -1;
 	return strtol(buf, NULL, 10);
 }
@@ -94,7 +66,7 @@ static long cg_key(const char *cg, const char *file, const char *key)
 	size_t len = strlen(key);
 
 	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	if (read_file(path, buf, sizeof(buf)))
+	if (sxrc_read_str(path, buf, sizeof(buf)))
 		return -1;
 	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		if (!strncmp(p, key, len) && p[len] == ' ')
@@ -152,10 +124,10 @@ FIXTURE_SETUP(memcg)
 			     strerror(errno));
 		self->mounted = true;
 	}
-	if (read_file(CGROOT "/cgroup.controllers", buf, sizeof(buf)) ||
+	if (sxrc_read_str(CGROOT "/cgroup.controllers", buf, sizeof(buf)) ||
 	    !strstr(buf, "memory"))
 		SKIP(return, "no memory controller in cgroup2");
-	if (write_file(CGROOT "/cgroup.subtree_control", "+memory"))
+	if (sxrc_write_str(CGROOT "/cgroup.subtree_control", "+memory"))
 		SKIP(return, "cannot enable the memory controller");
 	snprintf(self->cg, sizeof(self->cg), CGROOT "/sxrc_limits.%d",
 		 getpid());
@@ -201,7 +173,7 @@ static int run_in_cgroup(const char *cg, void (*fn)(const char *cg,
 
 		close(pfd[0]);
 		snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-		if (write_file(path, "0"))
+		if (sxrc_write_str(path, "0"))
 			rep.err = 1;
 		else
 			fn(cg, &rep);
@@ -340,7 +312,7 @@ TEST_F(memcg, ring_over_memory_max)
 	if (!self->ready)
 		return;
 	snprintf(path, sizeof(path), "%s/memory.max", self->cg);
-	ASSERT_EQ(0, write_file(path, "16M"));
+	ASSERT_EQ(0, sxrc_write_str(path, "16M"));
 	ooms = cg_key(self->cg, "memory.events", "oom_kill");
 	ASSERT_EQ(0, run_in_cgroup(self->cg, child_over_max, &r, &status));
 	/* Killed by the OOM killer, the child would not have exited. */
@@ -365,7 +337,7 @@ static long user_count(uid_t uid, const char *type)
 	char head[256];
 	int col = -1, i;
 
-	if (read_file(USERS_FILE, buf, sizeof(buf)))
+	if (sxrc_read_str(USERS_FILE, buf, sizeof(buf)))
 		return -2;
 	line = strtok_r(buf, "\n", &save);
 	if (!line)
@@ -557,15 +529,15 @@ FIXTURE_SETUP(peruser)
 	self->saved[0] = '\0';
 	if (access(SXRC_DEV, R_OK | W_OK))
 		SKIP(return, "softxrc is not loaded");
-	ASSERT_EQ(0, read_file(path, self->saved, sizeof(self->saved)));
-	ASSERT_EQ(0, write_file(path, "4"));
+	ASSERT_EQ(0, sxrc_read_str(path, self->saved, sizeof(self->saved)));
+	ASSERT_EQ(0, sxrc_write_str(path, "4"));
 	self->qp_base = sxrc_sysfs_long("objects/qp");
 }
 
 FIXTURE_TEARDOWN(peruser)
 {
 	if (self->saved[0])
-		EXPECT_EQ(0, write_file(PARAMS "/max_qp_per_user",
+		EXPECT_EQ(0, sxrc_write_str(PARAMS "/max_qp_per_user",
 					self->saved));
 	EXPECT_EQ(self->qp_base, sxrc_wait_count("objects/qp",
 						 self->qp_base, 2000));
@@ -647,13 +619,13 @@ TEST_F(peruser, limit_changes_at_run_time)
 
 	if (!self->saved[0])
 		return;
-	ASSERT_EQ(0, write_file(PARAMS "/max_qp_per_user", "0"));
+	ASSERT_EQ(0, sxrc_write_str(PARAMS "/max_qp_per_user", "0"));
 	ASSERT_EQ(0, kid_start(&a, NOBODY, make_qps, &many));
 	EXPECT_EQ(0, a.r.err);
 	EXPECT_EQ(many, a.r.made);
 	EXPECT_EQ(0, kid_stop(&a));
 
-	ASSERT_EQ(0, write_file(PARAMS "/max_qp_per_user", "2"));
+	ASSERT_EQ(0, sxrc_write_str(PARAMS "/max_qp_per_user", "2"));
 	ASSERT_EQ(0, kid_start(&a, NOBODY, make_qps, &many));
 	EXPECT_EQ(2, a.r.made);
 	EXPECT_EQ(-ENOMEM, a.r.ret);

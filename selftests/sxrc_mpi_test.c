@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 #include "kselftest_harness.h"
 
 #define OUT_MAX		(256 << 10)
@@ -29,74 +30,6 @@ static const char * const sxrc_job_objects[] = {
 	"objects/contexts", "objects/pd", "objects/mr", "objects/cq",
 	"objects/qp", "objects/srq", "objects/mr_pages",
 };
-
-static bool have(const char *prog)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), "/usr/bin/%s", prog);
-	return access(path, X_OK) == 0;
-}
-
-/*
- * Run @cmd through sh with output in *@out (NUL-terminated, caller frees),
- * killed (with its process group) after @secs.  Returns the exit status,
- * or -1 when it had to be killed.
- */
-static int run(const char *cmd, int secs, char **out)
-{
-	char path[] = "/tmp/sxrc_mpi_test.XXXXXX";
-	int fd, status, waited = 0;
-	pid_t pid;
-	ssize_t n;
-
-	fd = mkstemp(path);
-	if (fd < 0)
-		return -2;
-	unlink(path);
-	pid = fork();
-	if (pid < 0)
-		return -2;
-	if (!pid) {
-		setpgid(0, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, WNOHANG) == 0) {
-		if (waited >= secs * 10) {
-			kill(-pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			status = -1;
-			break;
-		}
-		usleep(100000);
-		waited++;
-	}
-	*out = calloc(1, OUT_MAX);
-	if (*out) {
-		n = pread(fd, *out, OUT_MAX - 1, 0);
-		if (n < 0)
-			n = 0;
-		(*out)[n] = 0;
-	}
-	close(fd);
-	if (status == -1)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* Print the last @n lines of @s (a failing program's own words). */
-static void tail(const char *s, int n)
-{
-	const char *p = s + strlen(s);
-
-	while (p > s && n >= 0)
-		if (*--p == '\n')
-			n--;
-	fprintf(stderr, "%s\n", p);
-}
 
 /* Every job object is gone within @ms: all counts zero. */
 static bool device_idle(int ms)
@@ -120,8 +53,9 @@ static bool mpi_built(const char *stack)
 	char path[128];
 
 	snprintf(path, sizeof(path), "build/mpi/sxrc_mpi_check.%s", mpi);
-	return access(path, X_OK) == 0 && have(strcmp(stack, "mpich") ?
-					       "mpirun.openmpi" : "mpirun.mpich");
+	return access(path, X_OK) == 0 &&
+	       sxrc_have(strcmp(stack, "mpich") ? "mpirun.openmpi" :
+						  "mpirun.mpich");
 }
 
 /* SXRC_MPI_TESTS: the groups to run here (default all: "mpi fabric kill"). */
@@ -195,7 +129,7 @@ static void mpi_job(struct __test_metadata *_metadata, const char *stack,
 	snprintf(cmd, sizeof(cmd),
 		 "NP=%d TIMEOUT=240 SXRC_MPI_VERBOSE=1 selftests/mpi/run-mpi %s",
 		 np, stack);
-	rc = run(cmd, 270, &out);
+	rc = sxrc_run(cmd, 270, OUT_MAX, &out);
 	ASSERT_NE(NULL, out);
 	/*
 	 * An 8-rank openib job, 8 ranks polling on 2 vCPUs, once in about
@@ -205,17 +139,17 @@ static void mpi_job(struct __test_metadata *_metadata, const char *stack,
 	 * data, an error exit or a second timeout fail.
 	 */
 	if (rc && strstr(out, "FAIL (exit 124)")) {
-		tail(out, 120);
+		sxrc_tail(out, 120);
 		TH_LOG("%s, %d ranks: past its time; running it once more",
 		       stack, np);
 		free(out);
 		out = NULL;
 		ASSERT_TRUE(device_idle(10000));
-		rc = run(cmd, 270, &out);
+		rc = sxrc_run(cmd, 270, OUT_MAX, &out);
 		ASSERT_NE(NULL, out);
 	}
 	if (rc || !strstr(out, "sxrc_mpi_check: PASS (0 errors)"))
-		tail(out, 90);
+		sxrc_tail(out, 90);
 	EXPECT_EQ(0, rc);
 	EXPECT_NE(NULL, strstr(out, "sxrc_mpi_check: PASS (0 errors)"));
 	free(out);
@@ -249,7 +183,7 @@ static void pair(struct __test_metadata *_metadata, const char *env,
 
 	if (_metadata->skip)	/* by the fixture's setup */
 		return;
-	if (!have(prog))
+	if (!sxrc_have(prog))
 		SKIP(return, "%s not installed", prog);
 	/* The server in the background; its output is shown after the client's. */
 	snprintf(srv, sizeof(srv),
@@ -257,10 +191,10 @@ static void pair(struct __test_metadata *_metadata, const char *env,
 		 "echo '# server:'; cat /tmp/sxrc_pair.out; rm -f /tmp/sxrc_pair.out; "
 		 "[ $c = 0 ] && [ $s = 0 ]",
 		 env, prog, args, env, prog, args);
-	rc = run(srv, 120, &out);
+	rc = sxrc_run(srv, 120, OUT_MAX, &out);
 	ASSERT_NE(NULL, out);
 	if (rc || !strstr(out, want))
-		tail(out, 30);
+		sxrc_tail(out, 30);
 	EXPECT_EQ(0, rc);
 	EXPECT_NE(NULL, strstr(out, want));
 	free(out);
@@ -306,19 +240,19 @@ TEST_F(fabric, fi_info)
 
 	if (_metadata->skip)
 		return;
-	if (!have("fi_info"))
+	if (!sxrc_have("fi_info"))
 		SKIP(return, "libfabric-bin not installed");
-	rc = run("fi_info -p verbs", 60, &out);
+	rc = sxrc_run("fi_info -p verbs", 60, OUT_MAX, &out);
 	ASSERT_NE(NULL, out);
 	EXPECT_EQ(0, rc);
 	EXPECT_TRUE(fi_lists(out, "softxrc0", "FI_EP_MSG"));
 	EXPECT_TRUE(fi_lists(out, "softxrc0-dgram", "FI_EP_DGRAM"));
 	if (!_metadata->passed)
-		tail(out, 40);
+		sxrc_tail(out, 40);
 	free(out);
 
-	rc = run("FI_VERBS_PREFER_XRC=1 FI_OFI_RXM_USE_SRX=1 fi_info -p 'verbs;ofi_rxm'",
-		 60, &out);
+	rc = sxrc_run("FI_VERBS_PREFER_XRC=1 FI_OFI_RXM_USE_SRX=1 fi_info -p 'verbs;ofi_rxm'",
+		      60, OUT_MAX, &out);
 	ASSERT_NE(NULL, out);
 	EXPECT_EQ(0, rc);
 	EXPECT_TRUE(fi_lists(out, "softxrc0-xrc", "FI_EP_RDM"));
@@ -359,15 +293,15 @@ TEST_F(fabric, ucx_info)
 
 	if (_metadata->skip)
 		return;
-	if (!have("ucx_info"))
+	if (!sxrc_have("ucx_info"))
 		SKIP(return, "ucx-utils not installed");
-	rc = run("ucx_info -d", 60, &out);
+	rc = sxrc_run("ucx_info -d", 60, OUT_MAX, &out);
 	ASSERT_NE(NULL, out);
 	EXPECT_EQ(0, rc);
 	EXPECT_NE(NULL, strstr(out, "Transport: rc_verbs\n#         Device: softxrc0:1"));
 	EXPECT_NE(NULL, strstr(out, "Transport: ud_verbs\n#         Device: softxrc0:1"));
 	if (!_metadata->passed)
-		tail(out, 40);
+		sxrc_tail(out, 40);
 	free(out);
 }
 
@@ -459,7 +393,7 @@ static void kill_rank(struct __test_metadata *_metadata, const char *stack)
 	if (!job) {
 		char *o = NULL;
 
-		rc = run(cmd, 150, &o);
+		rc = sxrc_run(cmd, 150, OUT_MAX, &o);
 		_exit(rc == -1 ? 99 : rc == 0 ? 98 : 0);
 	}
 	/* Wait until the ranks have QPs (MPI_Init is done). */
@@ -471,7 +405,7 @@ static void kill_rank(struct __test_metadata *_metadata, const char *stack)
 	EXPECT_NE(0, victim);
 	if (victim)
 		kill(victim, SIGKILL);
-	/* The job must end by itself, well before run()'s limit. */
+	/* The job must end by itself, well before sxrc_run()'s limit. */
 	for (waited = 0; waited < 1400; waited++) {
 		if (waitpid(job, &status, WNOHANG) == job)
 			break;
@@ -481,7 +415,7 @@ static void kill_rank(struct __test_metadata *_metadata, const char *stack)
 		kill(job, SIGKILL);
 		waitpid(job, &status, 0);
 	}
-	/* 99: run() had to kill the job; 98: the job said it passed. */
+	/* 99: sxrc_run() had to kill the job; 98: the job said it passed. */
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	EXPECT_EQ(0, rc);
 	TH_LOG("job ended %.1f s after the kill", waited / 10.0);

@@ -15,42 +15,9 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
 #define MIB (1UL << 20)
-
-/* VmPin of a process, in KiB; -1 when unreadable. */
-static long vmpin_kib(pid_t pid)
-{
-	char path[64], line[128];
-	long kib = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
-/* Drop CAP_IPC_LOCK so that RLIMIT_MEMLOCK applies even to root. */
-static int drop_ipc_lock(void)
-{
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[2];
-
-	if (syscall(SYS_capget, &hdr, data))
-		return -1;
-	data[0].effective &= ~(1U << CAP_IPC_LOCK);
-	data[0].permitted &= ~(1U << CAP_IPC_LOCK);
-	data[0].inheritable &= ~(1U << CAP_IPC_LOCK);
-	return syscall(SYS_capset, &hdr, data);
-}
 
 static void *map_anon(size_t len)
 {
@@ -71,15 +38,13 @@ FIXTURE(mr) {
 
 FIXTURE_SETUP(mr)
 {
-	int num;
+	int ret;
 
 	self->ctx = NULL;
-	self->list = ibv_get_device_list(&num);
-	ASSERT_NE(NULL, self->list);
-	if (!num)
+	ret = sxrc_open_dev(&self->list, &self->ctx);
+	if (ret > 0)
 		SKIP(return, "softxrc is not loaded");
-	self->ctx = ibv_open_device(self->list[0]);
-	ASSERT_NE(NULL, self->ctx);
+	ASSERT_EQ(0, ret);
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
 	self->len = 4 * MIB;
@@ -103,7 +68,7 @@ FIXTURE_TEARDOWN(mr)
 
 TEST_F(mr, reg_dereg_and_accounting)
 {
-	long pin0 = vmpin_kib(getpid());
+	long pin0 = sxrc_vmpin_kib(getpid());
 	struct ibv_mr *mr;
 
 	mr = ibv_reg_mr(self->pd, self->buf, MIB, IBV_ACCESS_LOCAL_WRITE |
@@ -117,16 +82,16 @@ TEST_F(mr, reg_dereg_and_accounting)
 	EXPECT_EQ(self->mr_base + 1, sxrc_sysfs_long("objects/mr"));
 	EXPECT_EQ(self->pages_base + 256, sxrc_sysfs_long("objects/mr_pages"));
 	/* Charged exactly once, to this process. */
-	EXPECT_EQ(pin0 + 1024, vmpin_kib(getpid()));
+	EXPECT_EQ(pin0 + 1024, sxrc_vmpin_kib(getpid()));
 	/* An unaligned range pins every page it touches. */
 	struct ibv_mr *mr2 = ibv_reg_mr(self->pd, (char *)self->buf + 100,
 					4096, IBV_ACCESS_LOCAL_WRITE);
 
 	ASSERT_NE(NULL, mr2);
-	EXPECT_EQ(pin0 + 1024 + 8, vmpin_kib(getpid()));
+	EXPECT_EQ(pin0 + 1024 + 8, sxrc_vmpin_kib(getpid()));
 	EXPECT_EQ(0, ibv_dereg_mr(mr2));
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
-	EXPECT_EQ(pin0, vmpin_kib(getpid()));
+	EXPECT_EQ(pin0, sxrc_vmpin_kib(getpid()));
 	EXPECT_EQ(self->mr_base, sxrc_sysfs_long("objects/mr"));
 	EXPECT_EQ(self->pages_base, sxrc_sysfs_long("objects/mr_pages"));
 }
@@ -253,32 +218,32 @@ TEST_F(mr, memlock_limit)
 		long pin0;
 
 		dup2(err[1], 2);
-		if (drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &rl))
+		if (sxrc_drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &rl))
 			_exit(10);
 		ctx = ibv_open_device(self->list[0]);
 		pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 		if (!pd)
 			_exit(9);
-		pin0 = vmpin_kib(getpid());
+		pin0 = sxrc_vmpin_kib(getpid());
 		/* Over the limit: ENOMEM, nothing charged. */
 		errno = 0;
 		if (ibv_reg_mr(pd, self->buf, MIB,
 			       IBV_ACCESS_LOCAL_WRITE) || errno != ENOMEM)
 			_exit(11);
-		if (vmpin_kib(getpid()) != pin0)
+		if (sxrc_vmpin_kib(getpid()) != pin0)
 			_exit(12);
 		/* Within it: fine, and two MRs on one range count twice. */
 		a = ibv_reg_mr(pd, self->buf, 32 << 10,
 			       IBV_ACCESS_LOCAL_WRITE);
 		b = ibv_reg_mr(pd, self->buf, 32 << 10,
 			       IBV_ACCESS_LOCAL_WRITE);
-		if (!a || !b || vmpin_kib(getpid()) != pin0 + 64)
+		if (!a || !b || sxrc_vmpin_kib(getpid()) != pin0 + 64)
 			_exit(13);
 		/* The limit is reached: one more page fails. */
 		if (ibv_reg_mr(pd, self->buf, 4096,
 			       IBV_ACCESS_LOCAL_WRITE))
 			_exit(14);
-		if (ibv_dereg_mr(a) || vmpin_kib(getpid()) != pin0 + 32)
+		if (ibv_dereg_mr(a) || sxrc_vmpin_kib(getpid()) != pin0 + 32)
 			_exit(15);
 		_exit(0);
 	}
@@ -346,7 +311,7 @@ TEST_F(mr, dereg_rules)
 TEST_F(mr, rereg)
 {
 	struct ibv_pd *pd2 = ibv_alloc_pd(self->ctx);
-	long pin0 = vmpin_kib(getpid());
+	long pin0 = sxrc_vmpin_kib(getpid());
 	struct ibv_mr *mr;
 	uint32_t key;
 
@@ -360,7 +325,7 @@ TEST_F(mr, rereg)
 				  0, IBV_ACCESS_LOCAL_WRITE |
 				  IBV_ACCESS_REMOTE_WRITE));
 	EXPECT_EQ(key, mr->lkey);
-	EXPECT_EQ(pin0 + 1024, vmpin_kib(getpid()));
+	EXPECT_EQ(pin0 + 1024, sxrc_vmpin_kib(getpid()));
 
 	/* Bad access: refused, the MR is untouched and still usable. */
 	errno = 0;
@@ -376,7 +341,7 @@ TEST_F(mr, rereg)
 				  (char *)self->buf + 2 * MIB, 2 * MIB, 0));
 	EXPECT_EQ((char *)self->buf + 2 * MIB, mr->addr);
 	EXPECT_EQ(2 * MIB, mr->length);
-	EXPECT_EQ(pin0 + 2048, vmpin_kib(getpid()));
+	EXPECT_EQ(pin0 + 2048, sxrc_vmpin_kib(getpid()));
 	EXPECT_EQ(self->pages_base + 512, sxrc_sysfs_long("objects/mr_pages"));
 
 	/* PD: the old one is free, the new one busy. */
@@ -394,10 +359,10 @@ TEST_F(mr, rereg)
 			       self->buf, 0, 0));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(2 * MIB, mr->length);
-	EXPECT_EQ(pin0 + 2048, vmpin_kib(getpid()));
+	EXPECT_EQ(pin0 + 2048, sxrc_vmpin_kib(getpid()));
 
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
-	EXPECT_EQ(pin0, vmpin_kib(getpid()));
+	EXPECT_EQ(pin0, sxrc_vmpin_kib(getpid()));
 	EXPECT_EQ(0, ibv_dealloc_pd(pd2));
 }
 
@@ -474,16 +439,16 @@ TEST_F(mr, rdma_reg_helpers)
 
 TEST_F(mr, close_with_mrs_unpins)
 {
-	long pin0 = vmpin_kib(getpid());
+	long pin0 = sxrc_vmpin_kib(getpid());
 	int i;
 
 	for (i = 0; i < 16; i++)
 		ASSERT_NE(NULL, ibv_reg_mr(self->pd, self->buf, self->len,
 					   IBV_ACCESS_LOCAL_WRITE));
-	EXPECT_EQ(pin0 + 16 * 4096, vmpin_kib(getpid()));
+	EXPECT_EQ(pin0 + 16 * 4096, sxrc_vmpin_kib(getpid()));
 	ibv_close_device(self->ctx);
 	self->ctx = NULL;
-	EXPECT_EQ(pin0, vmpin_kib(getpid()));
+	EXPECT_EQ(pin0, sxrc_vmpin_kib(getpid()));
 	EXPECT_EQ(self->mr_base, sxrc_sysfs_long("objects/mr"));
 	EXPECT_EQ(self->pages_base, sxrc_sysfs_long("objects/mr_pages"));
 }
@@ -537,7 +502,7 @@ TEST_F(mr, killed_with_1gib_registered)
 	EXPECT_EQ(self->mr_base + 4, sxrc_sysfs_long("objects/mr"));
 	EXPECT_EQ(self->pages_base + 262144,
 		  sxrc_sysfs_long("objects/mr_pages"));
-	EXPECT_EQ(1024 * 1024, vmpin_kib(pid));
+	EXPECT_EQ(1024 * 1024, sxrc_vmpin_kib(pid));
 
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));

@@ -14,6 +14,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
 #define BUF_SIZE	(1UL << 16)
 #define ACCESS_ALL	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
@@ -76,16 +77,14 @@ FIXTURE(pdom) {
 
 FIXTURE_SETUP(pdom)
 {
-	int num;
+	int ret;
 
 	self->ctx = NULL;
 	self->buf = NULL;
-	self->list = ibv_get_device_list(&num);
-	ASSERT_NE(NULL, self->list);
-	if (!num)
+	ret = sxrc_open_dev(&self->list, &self->ctx);
+	if (ret > 0)
 		SKIP(return, "softxrc is not loaded");
-	self->ctx = ibv_open_device(self->list[0]);
-	ASSERT_NE(NULL, self->ctx);
+	ASSERT_EQ(0, ret);
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
 	self->buf = calloc(1, BUF_SIZE);
@@ -155,43 +154,6 @@ static struct ibv_srq *srq_on(struct ibv_pd *pd)
 	};
 
 	return ibv_create_srq(pd, &a);
-}
-
-static int connect_rc(struct ibv_qp *qp, uint32_t dqpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = ACCESS_ALL,
-	};
-	int ret;
-
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 /* Wait for one completion through the extended API; returns its wr_id. */
@@ -523,8 +485,8 @@ TEST_F(pdom, traffic)
 	ASSERT_NE(NULL, a);
 	b = qp_on(l.pd, cq, srq);
 	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, connect_rc(a, b->qp_num));
-	ASSERT_EQ(0, connect_rc(b, a->qp_num));
+	ASSERT_EQ(0, sxrc_rc_connect(a, b->qp_num, ACCESS_ALL));
+	ASSERT_EQ(0, sxrc_rc_connect(b, a->qp_num, ACCESS_ALL));
 
 	for (i = 0; i < 256; i++)
 		self->buf[i] = i;
@@ -602,7 +564,8 @@ static int nested_poll(FIXTURE_DATA(pdom) *self, bool with_td)
 		return -1;
 	a = qp_on(pdom, cq, NULL);
 	b = qp_on(pdom, cq, NULL);
-	if (!a || !b || connect_rc(a, b->qp_num) || connect_rc(b, a->qp_num))
+	if (!a || !b || sxrc_rc_connect(a, b->qp_num, ACCESS_ALL) ||
+	    sxrc_rc_connect(b, a->qp_num, ACCESS_ALL))
 		return -1;
 	for (i = 0; i < 2; i++) {
 		struct ibv_sge s = { (uintptr_t)self->buf, 8, mr->lkey };

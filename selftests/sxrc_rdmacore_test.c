@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include "sxrc_prog.h"
 #include "sxrc_test.h"
 
 /*
@@ -102,23 +103,6 @@ static int run_pair(struct __test_metadata *_metadata, const char *prog,
 		       prog, args);
 	}
 	return -1;
-}
-
-FIXTURE(prog) {
-	int unused;
-};
-
-FIXTURE_SETUP(prog)
-{
-	if (access(SXRC_DEV, F_OK))
-		SKIP(return, "softxrc is not loaded");
-	/* The programs exchange their QP numbers over TCP on loopback. */
-	if (system("ip link set lo up 2>/dev/null"))
-		TH_LOG("could not bring lo up");
-}
-
-FIXTURE_TEARDOWN(prog)
-{
 }
 
 FIXTURE_VARIANT(prog) {

@@ -38,6 +38,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 #include "sxrc_xrc.h"
 
 #define PBUF_SIZE	(1UL << 20)	/* the survivor's MR */
@@ -91,47 +92,20 @@ struct counts {
 
 static void counts_get(struct counts *c)
 {
-	unsigned int i;
-
-	for (i = 0; i < NCOUNTS; i++)
-		c->v[i] = sxrc_sysfs_long(count_attr[i]);
+	sxrc_sysfs_longs(count_attr, NCOUNTS, c->v);
 }
 
 /* 0 once every count equals @want (within @ms), else 1 + the index. */
 static int counts_wait(const struct counts *want, int ms, unsigned int round,
 		       unsigned int seed)
 {
-	unsigned int i;
+	long v;
+	int i = sxrc_wait_counts(count_attr, NCOUNTS, want->v, ms, &v);
 
-	for (i = 0; i < NCOUNTS; i++) {
-		long v = sxrc_wait_count(count_attr[i], want->v[i], ms);
-
-		if (v != want->v[i]) {
-			fprintf(stderr,
-				"# round %u seed %u: %s is %ld, expected %ld\n",
-				round, seed, count_attr[i], v, want->v[i]);
-			return i + 1;
-		}
-	}
-	return 0;
-}
-
-/* VmPin of /proc/<pid>/status in kB, -1 if absent. */
-static long vm_pin(pid_t pid)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
+	if (i)
+		fprintf(stderr, "# round %u seed %u: %s is %ld, expected %ld\n",
+			round, seed, count_attr[i - 1], v, want->v[i - 1]);
+	return i;
 }
 
 /* xorshift32: the kill schedule, reproducible from the seed. */
@@ -154,73 +128,6 @@ static uint64_t now_us(void)
 	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
 }
 
-static void fill(char *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (char)(seed * 31 + i * 7 + 1);
-}
-
-static bool filled(const char *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != (char)(seed * 31 + i * 7 + 1))
-			return false;
-	return true;
-}
-
-static struct ibv_xrcd *xrcd_open(struct ibv_context *ctx, int fd, int oflags)
-{
-	struct ibv_xrcd_init_attr a = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = fd, .oflags = oflags,
-	};
-
-	return ibv_open_xrcd(ctx, &a);
-}
-
-/*
- * A receive QP's way to RTS, connected to the XRC send QP @dqpn: INIT,
- * RTR, RTS through ibv_modify_qp.
- */
-static int rcv_up(struct ibv_qp *qp, uint32_t dqpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .pkey_index = 0,
-		.qp_access_flags = REMOTE_ALL,
-	};
-	int ret;
-
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = RQ_PSN;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.sq_psn = SQ_PSN;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_SQ_PSN);
-}
-
 /*
  * A receive QP of domain @x, up and connected to the send QP @dqpn (0:
  * to itself, for one that only shares registrations and SRQs).
@@ -234,7 +141,7 @@ static struct ibv_qp *rcv_create(struct ibv_context *ctx, struct ibv_xrcd *x,
 	};
 	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &ia);
 
-	if (qp && rcv_up(qp, dqpn ? dqpn : qp->qp_num)) {
+	if (qp && rcv_qp_up(qp, dqpn ? dqpn : qp->qp_num)) {
 		ibv_destroy_qp(qp);
 		return NULL;
 	}
@@ -259,24 +166,6 @@ static int post(struct ibv_qp *qp, struct ibv_mr *mr, char *buf,
 	wr.wr.rdma.rkey = rkey;
 	wr.imm_data = htonl(imm);
 	return ibv_post_send(qp, &wr, &bad);
-}
-
-static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
-{
-	int got = 0;
-
-	while (got < n) {
-		int r = ibv_poll_cq(cq, n - got, wc + got);
-
-		if (r < 0)
-			return r;
-		got += r;
-		if (got == n || ms <= 0)
-			break;
-		usleep(1000);
-		ms--;
-	}
-	return got;
 }
 
 /* ------------------------------------------------------------------
@@ -375,22 +264,22 @@ static int rank_main(const struct target *t, struct shared *sh, int slot)
 
 	if (check) {
 		/* Messages the survivor counts, and a write it checks. */
-		fill(buf, XFER, t->round);
+		sxrc_fill(buf, XFER, t->round);
 		for (i = 0; i < CHECK_MSGS; i++) {
 			RCHK(post(qp, mr, buf, IBV_WR_SEND_WITH_IMM, 0, XFER,
 				  t->srqn, 0, 0, i,
 				  IMM_CHECK | ((t->round & 0xff) << 8) | i) == 0);
-			RCHK(poll_n(cq, wc, 1, WAIT_MS) == 1);
+			RCHK(sxrc_poll_n(cq, wc, 1, WAIT_MS) == 1);
 			RCHK(wc[0].status == IBV_WC_SUCCESS);
 		}
 		RCHK(post(qp, mr, buf, IBV_WR_RDMA_WRITE, 0, XFER, t->srqn,
 			  t->base + CHECK_OFF, t->rkey, 10, 0) == 0);
-		RCHK(poll_n(cq, wc, 1, WAIT_MS) == 1);
+		RCHK(sxrc_poll_n(cq, wc, 1, WAIT_MS) == 1);
 		RCHK(wc[0].status == IBV_WC_SUCCESS);
 	}
 
 	for (i = 0; ; i++) {
-		fill(buf, XFER, slot + i);
+		sxrc_fill(buf, XFER, slot + i);
 		RCHK(post(qp, mr, buf, IBV_WR_SEND, 0, XFER, t->srqn, 0, 0,
 			  1, 0) == 0);
 		RCHK(post(qp, mr, buf, IBV_WR_RDMA_WRITE, 0, XFER, t->srqn,
@@ -399,11 +288,11 @@ static int rank_main(const struct target *t, struct shared *sh, int slot)
 		memset(buf + 8192, 0, XFER);
 		RCHK(post(qp, mr, buf, IBV_WR_RDMA_READ, 8192, XFER,
 			  t->srqn, t->base + READ_OFF, t->rkey, 3, 0) == 0);
-		RCHK(poll_n(cq, wc, 3, WAIT_MS) == 3);
+		RCHK(sxrc_poll_n(cq, wc, 3, WAIT_MS) == 3);
 		RCHK(wc[0].status == IBV_WC_SUCCESS &&
 		     wc[1].status == IBV_WC_SUCCESS &&
 		     wc[2].status == IBV_WC_SUCCESS);
-		RCHK(filled(buf + 8192, XFER, 77));
+		RCHK(sxrc_filled(buf + 8192, XFER, 77));
 		atomic_store(&sh->stage[slot], 2);
 		if (check)
 			return 0;
@@ -467,7 +356,7 @@ static int drain(FIXTURE_DATA(soak) *self)
 			    ((ntohl(wc[i].imm_data) >> 8) & 0xff) ==
 			    (self->round & 0xff) &&
 			    wc[i].byte_len == XFER &&
-			    filled(self->buf + wc[i].wr_id * RECV_LEN, XFER,
+			    sxrc_filled(self->buf + wc[i].wr_id * RECV_LEN, XFER,
 				   self->round))
 				self->check_got++;
 			if (srq_post(self, wc[i].wr_id))
@@ -497,7 +386,7 @@ FIXTURE_SETUP(soak)
 	if (!num)
 		SKIP(return, "softxrc is not loaded");
 	counts_get(&self->start);
-	self->start_pin = vm_pin(getpid());
+	self->start_pin = sxrc_vmpin_kib(getpid());
 	ASSERT_LE(0, self->start_pin);
 
 	self->sh = mmap(NULL, sizeof(struct shared), PROT_READ | PROT_WRITE,
@@ -520,7 +409,7 @@ FIXTURE_SETUP(soak)
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->buf);
 	memset(self->buf, 0, PBUF_SIZE);
-	fill(self->buf + READ_OFF, XFER, 77);
+	sxrc_fill(self->buf + READ_OFF, XFER, 77);
 	self->mr = ibv_reg_mr(self->pd, self->buf, PBUF_SIZE, ACCESS_ALL);
 	ASSERT_NE(NULL, self->mr);
 	self->x = xrcd_open(self->ctx, self->fd, O_CREAT);
@@ -640,7 +529,7 @@ TEST_F_TIMEOUT(soak, kill9_rounds, 3600)
 	s = self->seed ? self->seed : 1;
 
 	counts_get(&base);
-	base_pin = vm_pin(getpid());
+	base_pin = sxrc_vmpin_kib(getpid());
 	ASSERT_LT(self->start_pin, base_pin);
 
 	for (done = 0; done < rounds; done++) {
@@ -722,7 +611,7 @@ TEST_F_TIMEOUT(soak, kill9_rounds, 3600)
 		/* No dead rank's registration keeps B alive. */
 		ASSERT_EQ(0, ibv_destroy_qp(qb));
 		ASSERT_EQ(0, counts_wait(&base, 3000, done, self->seed));
-		ASSERT_EQ(base_pin, vm_pin(getpid())) {
+		ASSERT_EQ(base_pin, sxrc_vmpin_kib(getpid())) {
 			TH_LOG("round %u seed %u: VmPin", done, self->seed);
 		}
 		ASSERT_EQ(0, domain2_gone(self)) {
@@ -756,7 +645,7 @@ TEST_F_TIMEOUT(soak, kill9_rounds, 3600)
 		ASSERT_EQ(CHECK_MSGS, self->check_got) {
 			TH_LOG("round %u seed %u", done, self->seed);
 		}
-		ASSERT_TRUE(filled(self->buf + CHECK_OFF, XFER, done));
+		ASSERT_TRUE(sxrc_filled(self->buf + CHECK_OFF, XFER, done));
 		ASSERT_EQ(0, ibv_destroy_qp(qb));
 		ASSERT_EQ(0, counts_wait(&base, 3000, done, self->seed));
 		ASSERT_EQ(0, domain2_gone(self));
@@ -781,7 +670,7 @@ TEST_F_TIMEOUT(soak, kill9_rounds, 3600)
 	ASSERT_EQ(0, ibv_close_device(self->ctx));
 	self->ctx = NULL;
 	ASSERT_EQ(0, counts_wait(&self->start, 3000, done, self->seed));
-	ASSERT_EQ(self->start_pin, vm_pin(getpid()));
+	ASSERT_EQ(self->start_pin, sxrc_vmpin_kib(getpid()));
 }
 
 TEST_HARNESS_MAIN

@@ -10,6 +10,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
 FIXTURE(srq) {
 	struct ibv_device **list;
@@ -22,15 +23,13 @@ FIXTURE(srq) {
 
 FIXTURE_SETUP(srq)
 {
-	int num;
+	int ret;
 
 	self->ctx = NULL;
-	self->list = ibv_get_device_list(&num);
-	ASSERT_NE(NULL, self->list);
-	if (num == 0)
+	ret = sxrc_open_dev(&self->list, &self->ctx);
+	if (ret > 0)
 		SKIP(return, "no softxrc device (module not loaded)");
-	self->ctx = ibv_open_device(self->list[0]);
-	ASSERT_NE(NULL, self->ctx);
+	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, ibv_query_device(self->ctx, &self->dev));
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);

@@ -20,6 +20,8 @@
 
 #include <rdma/softxrc-abi.h>
 
+#include "sxrc_util.h"
+
 #define SXRC_DEV	"/dev/infiniband/softxrc0"
 #define SXRC_SYSFS	"/sys/class/misc/softxrc0"
 
@@ -65,35 +67,18 @@ static inline int sxrc_pd_dealloc(int fd, uint32_t handle)
 /* Read an integer sysfs attribute of softxrc0, -1 if unreadable. */
 static inline long sxrc_sysfs_long(const char *attr)
 {
-	char path[256], buf[64];
-	ssize_t n;
-	int fd;
+	char path[256];
 
 	snprintf(path, sizeof(path), SXRC_SYSFS "/%s", attr);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 0);
+	return sxrc_read_long(path, 0);
 }
 
 static inline int sxrc_sysfs_write(const char *attr, const char *val)
 {
 	char path[256];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), SXRC_SYSFS "/%s", attr);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
+	return sxrc_write_str(path, val);
 }
 
 /*
@@ -111,6 +96,34 @@ static inline long sxrc_wait_count(const char *attr, long want, int ms)
 		v = sxrc_sysfs_long(attr);
 	}
 	return v;
+}
+
+/* The @n attributes @attr into @v. */
+static inline void sxrc_sysfs_longs(const char *const *attr, unsigned int n,
+				    long *v)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		v[i] = sxrc_sysfs_long(attr[i]);
+}
+
+/*
+ * sxrc_wait_count() for each of @n attributes: 0 once each equals
+ * @want[i], else 1 + the index of the first that did not (its value in
+ * *@got).
+ */
+static inline int sxrc_wait_counts(const char *const *attr, unsigned int n,
+				   const long *want, int ms, long *got)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		*got = sxrc_wait_count(attr[i], want[i], ms);
+		if (*got != want[i])
+			return i + 1;
+	}
+	return 0;
 }
 
 /* A page that is mapped but cannot be touched: every access faults. */

@@ -1,888 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * softxrc selftest: memory windows (type 1 and type 2) and ibv_rereg_mr.
- *
- * A (self->a, cqa) is the peer that uses keys; B (self->b, cqb) owns the
- * target memory and binds windows on its QP.  The target MR grants no
- * remote access of its own: only LOCAL_WRITE and MW_BIND, so whatever
- * reaches it comes through a window.
+ * softxrc selftest: memory windows: type 1 through ibv_bind_mw(), their
+ * lifetime, the extended posting API, ibv_rereg_mr() under windows, and
+ * the limits.
  */
-#include <infiniband/verbs.h>
-#include <pthread.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-
-#include "kselftest_harness.h"
-#include "sxrc_test.h"
-
-#define BUF_SIZE	(64 * 1024)
-#define TGT		0		/* target area, 16 KiB */
-#define TGT_LEN		(16 * 1024)
-#define SRC		(32 * 1024)	/* A's source and sink area */
-#define REMOTE_ALL	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-			 IBV_ACCESS_REMOTE_ATOMIC)
-#define PARAMS		"/sys/module/softxrc/parameters"
-
-FIXTURE(mw) {
-	struct ibv_device **list;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cqa, *cqb;
-	struct ibv_qp *a, *b;
-	char *buf;
-	struct ibv_mr *tgt;	/* LOCAL_WRITE | MW_BIND over TGT */
-	struct ibv_mr *src;	/* LOCAL_WRITE over SRC */
-};
-
-static int write_param(const char *name, long v)
-{
-	char path[128], val[32];
-	FILE *f;
-	int ret;
-
-	snprintf(path, sizeof(path), PARAMS "/%s", name);
-	snprintf(val, sizeof(val), "%ld", v);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ret = fputs(val, f) < 0;
-	return fclose(f) || ret ? -1 : 0;
-}
-
-static long read_param(const char *name)
-{
-	char path[128];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), PARAMS "/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_cq *cq,
-				enum ibv_qp_type type)
-{
-	struct ibv_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = type, .sq_sig_all = 1,
-		.cap = { .max_send_wr = 32, .max_recv_wr = 32,
-			 .max_send_sge = 2, .max_recv_sge = 2 },
-	};
-
-	return ibv_create_qp(pd, &ia);
-}
-
-static int connect_qp(struct ibv_qp *qp, uint32_t dqpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = REMOTE_ALL,
-	};
-	int rc = qp->qp_type == IBV_QPT_RC;
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
-			   IBV_QP_MIN_RNR_TIMER : 0)))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 2;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0));
-}
-
-static int reset_qp(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
-}
-
-FIXTURE_SETUP(mw)
-{
-	int num;
-
-	self->ctx = NULL;
-	self->buf = NULL;
-	self->list = ibv_get_device_list(&num);
-	ASSERT_NE(NULL, self->list);
-	if (!num)
-		SKIP(return, "softxrc is not loaded");
-	self->ctx = ibv_open_device(self->list[0]);
-	ASSERT_NE(NULL, self->ctx);
-	self->pd = ibv_alloc_pd(self->ctx);
-	ASSERT_NE(NULL, self->pd);
-	self->cqa = ibv_create_cq(self->ctx, 64, NULL, NULL, 0);
-	self->cqb = ibv_create_cq(self->ctx, 64, NULL, NULL, 0);
-	ASSERT_NE(NULL, self->cqa);
-	ASSERT_NE(NULL, self->cqb);
-	self->buf = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->buf);
-	memset(self->buf, 0, BUF_SIZE);
-	self->tgt = ibv_reg_mr(self->pd, self->buf + TGT, TGT_LEN,
-			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
-	ASSERT_NE(NULL, self->tgt);
-	self->src = ibv_reg_mr(self->pd, self->buf + SRC, BUF_SIZE - SRC,
-			       IBV_ACCESS_LOCAL_WRITE);
-	ASSERT_NE(NULL, self->src);
-	self->a = create_qp(self->pd, self->cqa, IBV_QPT_RC);
-	self->b = create_qp(self->pd, self->cqb, IBV_QPT_RC);
-	ASSERT_NE(NULL, self->a);
-	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num));
-	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num));
-}
-
-FIXTURE_TEARDOWN(mw)
-{
-	/* Whatever a test left behind (bound windows too) goes with it. */
-	if (self->ctx)
-		ibv_close_device(self->ctx);
-	if (self->buf && self->buf != MAP_FAILED)
-		munmap(self->buf, BUF_SIZE);
-	if (self->list)
-		ibv_free_device_list(self->list);
-}
-
-/* ------------------------------------------------------------------ */
-
-static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	int i, n;
-
-	for (i = 0; i < 20000; i++) {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n;
-		usleep(100);
-	}
-	return 0;
-}
-
-/* Post one WR on @qp and return the status of its completion on @cq. */
-static int run_wr(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_send_wr *wr,
-		  enum ibv_wc_opcode *op)
-{
-	struct ibv_send_wr *bad;
-	struct ibv_wc wc;
-
-	wr->send_flags |= IBV_SEND_SIGNALED;
-	if (ibv_post_send(qp, wr, &bad))
-		return -1;
-	if (wait_wc(cq, &wc) != 1)
-		return -2;
-	if (op)
-		*op = wc.opcode;
-	return wc.status;
-}
-
-/* Bind the type 2 window @mw on @qp to @len bytes at TGT + @off. */
-static int bind2(FIXTURE_DATA(mw) *self, struct ibv_qp *qp, struct ibv_cq *cq,
-		 struct ibv_mw *mw, struct ibv_mr *mr, size_t off,
-		 size_t len, unsigned int access, uint32_t *rkey)
-{
-	struct ibv_send_wr wr = { .wr_id = 7, .opcode = IBV_WR_BIND_MW };
-	enum ibv_wc_opcode op = 0;
-	int st;
-
-	wr.bind_mw.mw = mw;
-	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
-	wr.bind_mw.bind_info.mr = mr;
-	wr.bind_mw.bind_info.addr = (uintptr_t)self->buf + TGT + off;
-	wr.bind_mw.bind_info.length = len;
-	wr.bind_mw.bind_info.mw_access_flags = access;
-	st = run_wr(qp, cq, &wr, &op);
-	if (st == IBV_WC_SUCCESS) {
-		if (op != IBV_WC_BIND_MW)
-			return -3;
-		mw->rkey = wr.bind_mw.rkey;
-	}
-	if (rkey)
-		*rkey = wr.bind_mw.rkey;
-	return st;
-}
-
-/* A: RDMA @op of @len bytes between SRC + @soff and @raddr/@rkey. */
-static int rdma(FIXTURE_DATA(mw) *self, enum ibv_wr_opcode op, size_t soff,
-		uint32_t len, uint64_t raddr, uint32_t rkey)
-{
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)self->buf + SRC + soff, .length = len,
-		.lkey = self->src->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = 1, .opcode = op, .sg_list = &sge, .num_sge = 1,
-	};
-
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = 5;
-	}
-	return run_wr(self->a, self->cqa, &wr, NULL);
-}
-
-static uint64_t tgt(FIXTURE_DATA(mw) *self, size_t off)
-{
-	return (uintptr_t)self->buf + TGT + off;
-}
-
-/* ------------------------------------------------------------------
- * Allocation and the ABI
- */
-
-TEST_F(mw, device_reports_windows)
-{
-	struct ibv_device_attr a;
-
-	ASSERT_EQ(0, ibv_query_device(self->ctx, &a));
-	EXPECT_NE(0, a.device_cap_flags & IBV_DEVICE_MEM_WINDOW);
-	EXPECT_NE(0, a.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B);
-	EXPECT_GT(a.max_mw, 0);
-	/* The real limit: the module parameter (below the key space). */
-	EXPECT_EQ(a.max_mw, read_param("max_mw"));
-}
-
-TEST_F(mw, alloc_dealloc)
-{
-	struct ibv_mw *m1, *m2;
-
-	m1 = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
-	ASSERT_NE(NULL, m1);
-	m2 = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	ASSERT_NE(NULL, m2);
-	EXPECT_EQ(IBV_MW_TYPE_1, m1->type);
-	EXPECT_EQ(IBV_MW_TYPE_2, m2->type);
-	EXPECT_NE(m1->rkey >> 8, m2->rkey >> 8);
-	EXPECT_NE(self->tgt->rkey >> 8, m1->rkey >> 8);
-	/* A PD with windows on it is in use. */
-	EXPECT_EQ(EBUSY, ibv_dealloc_pd(self->pd));
-	EXPECT_EQ(0, ibv_dealloc_mw(m1));
-	EXPECT_EQ(0, ibv_dealloc_mw(m2));
-	errno = 0;
-	EXPECT_EQ(NULL, ibv_alloc_mw(self->pd, (enum ibv_mw_type)3));
-	EXPECT_EQ(EINVAL, errno);
-}
-
-TEST_F(mw, abi)
-{
-	struct sxrc_alloc_mw_in in = { .mw_type = SXRC_MW_TYPE_2 };
-	struct sxrc_alloc_mw_out out;
-	struct sxrc_handle_in h = { 0 };
-	int fd = self->ctx->cmd_fd;
-
-	in.pd_handle = self->pd->handle;
-	/* Short input, short output, junk past the end. */
-	EXPECT_EQ(-EINVAL, sxrc_call(fd, SXRC_OBJ_MW, SXRC_MW_ALLOC, &in,
-				     sizeof(in) - 1, &out, sizeof(out)));
-	EXPECT_EQ(-EINVAL, sxrc_call(fd, SXRC_OBJ_MW, SXRC_MW_ALLOC, &in,
-				     sizeof(in), &out, sizeof(out) - 1));
-	{
-		char big[sizeof(in) + 8] = { 0 };
-
-		memcpy(big, &in, sizeof(in));
-		big[sizeof(in)] = 1;
-		EXPECT_EQ(-E2BIG, sxrc_call(fd, SXRC_OBJ_MW, SXRC_MW_ALLOC,
-					    big, sizeof(big), &out,
-					    sizeof(out)));
-	}
-	in.mw_type = 0;
-	EXPECT_EQ(-EINVAL, sxrc_call(fd, SXRC_OBJ_MW, SXRC_MW_ALLOC, &in,
-				     sizeof(in), &out, sizeof(out)));
-	in.mw_type = SXRC_MW_TYPE_1;
-	in.pd_handle = self->tgt->handle;	/* not a PD */
-	EXPECT_EQ(-EINVAL, sxrc_call(fd, SXRC_OBJ_MW, SXRC_MW_ALLOC, &in,
-				     sizeof(in), &out, sizeof(out)));
-	in.pd_handle = self->pd->handle;
-	ASSERT_EQ(0, sxrc_call(fd, SXRC_OBJ_MW, SXRC_MW_ALLOC, &in,
-			       sizeof(in), &out, sizeof(out)));
-	/* Dealloc: reserved must be zero, the handle must be a window. */
-	h.handle = out.handle;
-	h.reserved = 1;
-	EXPECT_EQ(-EINVAL, sxrc_call(fd, SXRC_OBJ_MW, SXRC_MW_DEALLOC, &h,
-				     sizeof(h), NULL, 0));
-	h.reserved = 0;
-	h.handle = self->tgt->handle;
-	EXPECT_EQ(-EINVAL, sxrc_call(fd, SXRC_OBJ_MW, SXRC_MW_DEALLOC, &h,
-				     sizeof(h), NULL, 0));
-	h.handle = out.handle;
-	EXPECT_EQ(0, sxrc_call(fd, SXRC_OBJ_MW, SXRC_MW_DEALLOC, &h,
-			       sizeof(h), NULL, 0));
-	EXPECT_EQ(-EINVAL, sxrc_call(fd, SXRC_OBJ_MW, SXRC_MW_DEALLOC, &h,
-				     sizeof(h), NULL, 0));
-}
-
-/* ------------------------------------------------------------------
- * Type 2: bound by a work request, reached through the window's key
- */
-
-TEST_F(mw, type2_write_read_atomic)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	uint32_t old, rkey;
-	uint64_t *p;
-
-	ASSERT_NE(NULL, mw);
-	old = mw->rkey;
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 4096, 4096, REMOTE_ALL,
-					&rkey));
-	EXPECT_EQ(old >> 8, rkey >> 8);
-	EXPECT_NE(old, rkey);
-
-	memset(self->buf + SRC, 0x5a, 512);
-	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 512,
-				       tgt(self, 4096 + 100), rkey));
-	EXPECT_EQ(0x5a, (unsigned char)self->buf[TGT + 4096 + 100]);
-	EXPECT_EQ(0x5a, (unsigned char)self->buf[TGT + 4096 + 611]);
-	EXPECT_EQ(0, self->buf[TGT + 4096 + 612]);
-	EXPECT_EQ(0, self->buf[TGT + 4096 + 99]);
-
-	memset(self->buf + TGT + 8192 - 64, 0x33, 64);
-	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_READ, 1024, 64,
-				       tgt(self, 8192 - 64), rkey));
-	EXPECT_EQ(0x33, (unsigned char)self->buf[SRC + 1024 + 63]);
-
-	p = (uint64_t *)(self->buf + TGT + 4096 + 1024);
-	*p = 10;
-	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_ATOMIC_FETCH_AND_ADD, 2048,
-				       8, tgt(self, 4096 + 1024), rkey));
-	EXPECT_EQ(15, *p);
-	EXPECT_EQ(10, *(uint64_t *)(self->buf + SRC + 2048));
-
-	/* The MR's own rkey still grants nothing remote. */
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  rdma(self, IBV_WR_RDMA_WRITE, 0, 8, tgt(self, 4096),
-		       self->tgt->rkey));
-}
-
-/* Ends of the window: the last byte works, one past it does not. */
-TEST_F(mw, type2_range_is_the_window)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	uint32_t rkey;
-
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 4096, 4096, REMOTE_ALL,
-					&rkey));
-	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 16,
-				       tgt(self, 8192 - 16), rkey));
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  rdma(self, IBV_WR_RDMA_WRITE, 0, 16, tgt(self, 8192 - 8),
-		       rkey));
-}
-
-TEST_F(mw, type2_range_below_window)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	uint32_t rkey;
-
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 4096, 4096, REMOTE_ALL,
-					&rkey));
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  rdma(self, IBV_WR_RDMA_READ, 0, 16, tgt(self, 4096 - 8),
-		       rkey));
-}
-
-/* A read-only window does not take writes (nor atomics). */
-TEST_F(mw, type2_access_is_the_window_s)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	uint32_t rkey;
-
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096,
-					IBV_ACCESS_REMOTE_READ, &rkey));
-	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_READ, 0, 16,
-				       tgt(self, 0), rkey));
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  rdma(self, IBV_WR_RDMA_WRITE, 0, 16, tgt(self, 0), rkey));
-	EXPECT_EQ(0, self->buf[TGT]);
-}
-
-TEST_F(mw, type2_atomic_needs_atomic_right)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	uint32_t rkey;
-
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096,
-					IBV_ACCESS_REMOTE_WRITE |
-					IBV_ACCESS_REMOTE_READ, &rkey));
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  rdma(self, IBV_WR_ATOMIC_FETCH_AND_ADD, 0, 8, tgt(self, 0),
-		       rkey));
-}
-
-/* The key from before the bind (another key byte) reaches nothing. */
-TEST_F(mw, type2_stale_key_byte)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	uint32_t old, rkey;
-
-	ASSERT_NE(NULL, mw);
-	old = mw->rkey;
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096, REMOTE_ALL,
-					&rkey));
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  rdma(self, IBV_WR_RDMA_WRITE, 0, 16, tgt(self, 0), old));
-	EXPECT_EQ(0, self->buf[TGT]);
-}
-
-/* An unbound window's key reaches nothing. */
-TEST_F(mw, type2_unbound_key)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-
-	ASSERT_NE(NULL, mw);
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  rdma(self, IBV_WR_RDMA_WRITE, 0, 16, tgt(self, 0),
-		       mw->rkey));
-}
-
-/* A type 2 window is reached only through the QP that bound it. */
-TEST_F(mw, type2_only_through_its_qp)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	uint32_t rkey;
-
-	ASSERT_NE(NULL, mw);
-	/* Bound on A; A's writes arrive on B, which did not bind it. */
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->a, self->cqa, mw,
-					self->tgt, 0, 4096, REMOTE_ALL,
-					&rkey));
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  rdma(self, IBV_WR_RDMA_WRITE, 0, 16, tgt(self, 0), rkey));
-	EXPECT_EQ(0, self->buf[TGT]);
-}
-
-/* A window's key is never an lkey. */
-TEST_F(mw, window_key_is_not_an_lkey)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_sge sge;
-	struct ibv_send_wr wr = {
-		.opcode = IBV_WR_RDMA_READ, .sg_list = &sge, .num_sge = 1,
-	};
-	uint32_t rkey;
-
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096, REMOTE_ALL,
-					&rkey));
-	sge.addr = tgt(self, 0);
-	sge.length = 16;
-	sge.lkey = rkey;
-	wr.wr.rdma.remote_addr = (uintptr_t)self->buf + SRC;
-	wr.wr.rdma.rkey = rkey;
-	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, run_wr(self->b, self->cqb, &wr, NULL));
-}
-
-/* ------------------------------------------------------------------
- * Bind errors: IBV_WC_MW_BIND_ERR, the window unchanged
- */
-
-TEST_F(mw, bind_needs_mw_bind_access)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_mr *mr;
-
-	ASSERT_NE(NULL, mw);
-	mr = ibv_reg_mr(self->pd, self->buf + TGT, TGT_LEN,
-			IBV_ACCESS_LOCAL_WRITE | REMOTE_ALL);
-	ASSERT_NE(NULL, mr);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, mr, 0, 4096,
-			REMOTE_ALL, NULL));
-}
-
-/* A bind error is a local error: the QP goes to the error state. */
-TEST_F(mw, bind_error_fails_the_qp)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr a;
-	struct ibv_send_wr wr = { .wr_id = 3, .opcode = IBV_WR_SEND };
-
-	ASSERT_NE(NULL, mw);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 0,
-			REMOTE_ALL, NULL));
-	ASSERT_EQ(0, ibv_query_qp(self->b, &a, IBV_QP_STATE, &ia));
-	EXPECT_EQ(IBV_QPS_ERR, a.qp_state);
-	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, run_wr(self->b, self->cqb, &wr, NULL));
-}
-
-/* Zero-based windows are not offered. */
-TEST_F(mw, bind_zero_based)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-
-	ASSERT_NE(NULL, mw);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 4096,
-			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_ZERO_BASED,
-			NULL));
-}
-
-/* UC QPs bind windows too; a UC peer writes through one. */
-TEST_F(mw, type2_on_uc)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	uint32_t k;
-
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(0, ibv_destroy_qp(self->a));
-	ASSERT_EQ(0, ibv_destroy_qp(self->b));
-	self->a = create_qp(self->pd, self->cqa, IBV_QPT_UC);
-	self->b = create_qp(self->pd, self->cqb, IBV_QPT_UC);
-	ASSERT_NE(NULL, self->a);
-	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num));
-	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num));
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096,
-					IBV_ACCESS_REMOTE_WRITE, &k));
-	memset(self->buf + SRC, 0x6b, 16);
-	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 16,
-				       tgt(self, 64), k));
-	EXPECT_EQ(0x6b, self->buf[TGT + 64]);
-}
-
-TEST_F(mw, bind_outside_the_mr)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-
-	ASSERT_NE(NULL, mw);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt,
-			TGT_LEN - 4096, 4097, REMOTE_ALL, NULL));
-}
-
-TEST_F(mw, bind_wrapping_range)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW };
-
-	ASSERT_NE(NULL, mw);
-	wr.bind_mw.mw = mw;
-	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
-	wr.bind_mw.bind_info.mr = self->tgt;
-	wr.bind_mw.bind_info.addr = tgt(self, 0);
-	wr.bind_mw.bind_info.length = -(uint64_t)4096;
-	wr.bind_mw.bind_info.mw_access_flags = REMOTE_ALL;
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR, run_wr(self->b, self->cqb, &wr, NULL));
-}
-
-/* A writable window needs an MR with LOCAL_WRITE (writable pages). */
-TEST_F(mw, bind_writable_on_readonly_mr)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_mr *mr;
-
-	ASSERT_NE(NULL, mw);
-	mr = ibv_reg_mr(self->pd, self->buf + TGT, TGT_LEN,
-			IBV_ACCESS_MW_BIND);
-	ASSERT_NE(NULL, mr);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, mr, 0, 4096,
-			IBV_ACCESS_REMOTE_WRITE, NULL));
-}
-
-TEST_F(mw, bind_readonly_on_readonly_mr)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_mr *mr;
-	uint32_t rkey;
-
-	ASSERT_NE(NULL, mw);
-	mr = ibv_reg_mr(self->pd, self->buf + TGT, TGT_LEN,
-			IBV_ACCESS_MW_BIND);
-	ASSERT_NE(NULL, mr);
-	self->buf[TGT + 5] = 0x77;
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  bind2(self, self->b, self->cqb, mw, mr, 0, 4096,
-			IBV_ACCESS_REMOTE_READ, &rkey));
-	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_READ, 0, 8,
-				       tgt(self, 0), rkey));
-	EXPECT_EQ(0x77, (unsigned char)self->buf[SRC + 5]);
-}
-
-/* Window of another PD than the QP's (C10-72). */
-TEST_F(mw, bind_window_of_another_pd)
-{
-	struct ibv_pd *pd2 = ibv_alloc_pd(self->ctx);
-	struct ibv_mw *mw;
-
-	ASSERT_NE(NULL, pd2);
-	mw = ibv_alloc_mw(pd2, IBV_MW_TYPE_2);
-	ASSERT_NE(NULL, mw);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 4096,
-			REMOTE_ALL, NULL));
-}
-
-/* MR of another PD than the QP's. */
-TEST_F(mw, bind_mr_of_another_pd)
-{
-	struct ibv_pd *pd2 = ibv_alloc_pd(self->ctx);
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_mr *mr;
-
-	ASSERT_NE(NULL, pd2);
-	ASSERT_NE(NULL, mw);
-	mr = ibv_reg_mr(pd2, self->buf + TGT, TGT_LEN,
-			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
-	ASSERT_NE(NULL, mr);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, mr, 0, 4096,
-			REMOTE_ALL, NULL));
-}
-
-/* A bound type 2 window is not bound again before it is invalidated. */
-TEST_F(mw, bind_type2_twice)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	uint32_t rkey;
-
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096, REMOTE_ALL,
-					&rkey));
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 8192,
-			REMOTE_ALL, NULL));
-}
-
-/* A type 2 window is not "bound" to nothing (o10-37.2.40). */
-TEST_F(mw, bind_type2_zero_length)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-
-	ASSERT_NE(NULL, mw);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 0,
-			REMOTE_ALL, NULL));
-}
-
-/* The new key must keep the window's index: only the key byte is ours. */
-TEST_F(mw, bind_key_of_another_index)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW };
-
-	ASSERT_NE(NULL, mw);
-	wr.bind_mw.mw = mw;
-	wr.bind_mw.rkey = mw->rkey + 0x100;
-	wr.bind_mw.bind_info.mr = self->tgt;
-	wr.bind_mw.bind_info.addr = tgt(self, 0);
-	wr.bind_mw.bind_info.length = 4096;
-	wr.bind_mw.bind_info.mw_access_flags = REMOTE_ALL;
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR, run_wr(self->b, self->cqb, &wr, NULL));
-}
-
-/* Local rights are not a window's to give. */
-TEST_F(mw, bind_local_write_right)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-
-	ASSERT_NE(NULL, mw);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 4096,
-			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ,
-			NULL));
-}
-
-/* The window's key byte is checked too: a stale mw->rkey fails. */
-TEST_F(mw, bind_with_stale_window_key)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-
-	ASSERT_NE(NULL, mw);
-	mw->rkey ^= 0x1;
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 4096,
-			REMOTE_ALL, NULL));
-}
-
-/* An invalidated MR takes no windows. */
-TEST_F(mw, bind_on_invalidated_mr)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_send_wr inv = {
-		.opcode = IBV_WR_LOCAL_INV,
-		.invalidate_rkey = self->tgt->rkey,
-	};
-
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->b, self->cqb, &inv, NULL));
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 4096,
-			REMOTE_ALL, NULL));
-}
-
-/* Windows are bound on RC and UC QPs only; the library says EINVAL. */
-TEST_F(mw, bind_on_ud_qp)
-{
-	struct ibv_qp *ud = create_qp(self->pd, self->cqb, IBV_QPT_UD);
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW }, *bad;
-
-	ASSERT_NE(NULL, ud);
-	ASSERT_NE(NULL, mw);
-	wr.bind_mw.mw = mw;
-	EXPECT_EQ(EINVAL, ibv_post_send(ud, &wr, &bad));
-}
-
-/* ------------------------------------------------------------------
- * Invalidation
- */
-
-TEST_F(mw, type2_local_invalidate_and_rebind)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_send_wr inv = { .opcode = IBV_WR_LOCAL_INV };
-	enum ibv_wc_opcode op;
-	uint32_t k1, k2;
-
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096, REMOTE_ALL, &k1));
-	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 16,
-				       tgt(self, 0), k1));
-	inv.invalidate_rkey = k1;
-	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->b, self->cqb, &inv, &op));
-	EXPECT_EQ(IBV_WC_LOCAL_INV, op);
-	/* Invalid now: a second invalidation fails. */
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 8192, 4096, REMOTE_ALL,
-					&k2));
-	EXPECT_NE(k1, k2);
-	memset(self->buf + SRC, 0x42, 16);
-	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 16,
-				       tgt(self, 8192), k2));
-	EXPECT_EQ(0x42, self->buf[TGT + 8192]);
-	/* The first key is dead. */
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  rdma(self, IBV_WR_RDMA_WRITE, 0, 16, tgt(self, 0), k1));
-}
-
-TEST_F(mw, type2_local_invalidate_blocks_access)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_send_wr inv = { .opcode = IBV_WR_LOCAL_INV };
-	uint32_t k;
-
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096, REMOTE_ALL, &k));
-	inv.invalidate_rkey = k;
-	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->b, self->cqb, &inv, NULL));
-	memset(self->buf + SRC, 0x42, 16);
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  rdma(self, IBV_WR_RDMA_WRITE, 0, 16, tgt(self, 0), k));
-	EXPECT_EQ(0, self->buf[TGT]);
-}
-
-TEST_F(mw, type2_local_invalidate_twice)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_send_wr inv = { .opcode = IBV_WR_LOCAL_INV };
-	uint32_t k;
-
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096, REMOTE_ALL, &k));
-	inv.invalidate_rkey = k;
-	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->b, self->cqb, &inv, NULL));
-	EXPECT_EQ(IBV_WC_LOC_PROT_ERR,
-		  run_wr(self->b, self->cqb, &inv, NULL));
-}
-
-TEST_F(mw, type2_remote_invalidate)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_sge rsge = {
-		.addr = tgt(self, 12288), .length = 64,
-		.lkey = self->tgt->lkey,
-	}, ssge = {
-		.addr = (uintptr_t)self->buf + SRC, .length = 8,
-		.lkey = self->src->lkey,
-	};
-	struct ibv_recv_wr rwr = { .wr_id = 9, .sg_list = &rsge, .num_sge = 1 },
-			   *rbad;
-	struct ibv_send_wr swr = {
-		.opcode = IBV_WR_SEND_WITH_INV, .sg_list = &ssge, .num_sge = 1,
-	};
-	struct ibv_wc wc;
-	uint32_t k;
-
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096, REMOTE_ALL, &k));
-	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
-	swr.invalidate_rkey = k;
-	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->a, self->cqa, &swr, NULL));
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
-	EXPECT_NE(0, wc.wc_flags & IBV_WC_WITH_INV);
-	EXPECT_EQ(k, wc.invalidated_rkey);
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  rdma(self, IBV_WR_RDMA_WRITE, 0, 16, tgt(self, 0), k));
-}
-
-/* Remote invalidation only through the QP the window is bound to. */
-TEST_F(mw, type2_remote_invalidate_through_other_qp)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_sge rsge = {
-		.addr = tgt(self, 12288), .length = 64,
-		.lkey = self->tgt->lkey,
-	};
-	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
-	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND_WITH_INV };
-	uint32_t k;
-
-	ASSERT_NE(NULL, mw);
-	/* Bound on A; A's SEND_WITH_INV lands on B. */
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->a, self->cqa, mw,
-					self->tgt, 0, 4096, REMOTE_ALL, &k));
-	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
-	swr.invalidate_rkey = k;
-	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR,
-		  run_wr(self->a, self->cqa, &swr, NULL));
-}
+#include "sxrc_mw.h"
 
 /* ------------------------------------------------------------------
  * Type 1: ibv_bind_mw()
@@ -905,7 +27,7 @@ static int bind1(FIXTURE_DATA(mw) *self, struct ibv_mw *mw,
 	ret = ibv_bind_mw(self->b, mw, &b);
 	if (ret)
 		return -ret;
-	if (wait_wc(self->cqb, &wc) != 1)
+	if (sxrc_poll_n(self->cqb, &wc, 1, 2000) != 1)
 		return -1000;
 	if (wc.status == IBV_WC_SUCCESS && wc.opcode != IBV_WC_BIND_MW)
 		return -1001;
@@ -974,7 +96,7 @@ TEST_F(mw, type1_through_any_qp)
 	b.bind_info.addr = tgt(self, 0);
 	/* Bound through A; A's own writes land on B: still allowed. */
 	ASSERT_EQ(0, ibv_bind_mw(self->a, mw, &b));
-	ASSERT_EQ(1, wait_wc(self->cqa, &wc));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqa, &wc, 1, 2000));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 16,
 				       tgt(self, 0), mw->rkey));
@@ -1051,8 +173,8 @@ TEST_F(mw, other_context_cannot_bind_my_window)
 	ASSERT_NE(NULL, pd2);
 	cq2 = ibv_create_cq(ctx2, 16, NULL, NULL, 0);
 	ASSERT_NE(NULL, cq2);
-	c = create_qp(pd2, cq2, IBV_QPT_RC);
-	d = create_qp(pd2, cq2, IBV_QPT_RC);
+	c = sxrc_qp_new(pd2, cq2, IBV_QPT_RC, 32, 2);
+	d = sxrc_qp_new(pd2, cq2, IBV_QPT_RC, 32, 2);
 	ASSERT_NE(NULL, c);
 	ASSERT_NE(NULL, d);
 	ASSERT_EQ(0, connect_qp(c, d->qp_num));
@@ -1195,9 +317,9 @@ TEST_F(mw, type2_qp_destroyed)
 					self->tgt, 0, 4096, REMOTE_ALL, &k));
 	ASSERT_EQ(0, ibv_destroy_qp(self->b));
 	/* A new B, A connected to it: the window is not the new QP's. */
-	self->b = create_qp(self->pd, self->cqb, IBV_QPT_RC);
+	self->b = sxrc_qp_new(self->pd, self->cqb, IBV_QPT_RC, 32, 2);
 	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, reset_qp(self->a));
+	ASSERT_EQ(0, sxrc_qp_to(self->a, IBV_QPS_RESET));
 	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num));
 	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num));
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
@@ -1304,8 +426,8 @@ TEST_F(mw, churn_under_traffic)
 
 	ASSERT_EQ(0, ibv_destroy_qp(self->a));
 	ASSERT_EQ(0, ibv_destroy_qp(self->b));
-	self->a = create_qp(self->pd, self->cqa, IBV_QPT_UC);
-	self->b = create_qp(self->pd, self->cqb, IBV_QPT_UC);
+	self->a = sxrc_qp_new(self->pd, self->cqa, IBV_QPT_UC, 32, 2);
+	self->b = sxrc_qp_new(self->pd, self->cqb, IBV_QPT_UC, 32, 2);
 	ASSERT_NE(NULL, self->a);
 	ASSERT_NE(NULL, self->b);
 	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num));
@@ -1383,7 +505,7 @@ TEST_F(mw, wr_bind_mw)
 	qp = ibv_create_qp_ex(self->ctx, &ia);
 	ASSERT_NE(NULL, qp);
 	self->b = qp;
-	ASSERT_EQ(0, reset_qp(self->a));
+	ASSERT_EQ(0, sxrc_qp_to(self->a, IBV_QPS_RESET));
 	ASSERT_EQ(0, connect_qp(self->a, qp->qp_num));
 	ASSERT_EQ(0, connect_qp(qp, self->a->qp_num));
 	x = ibv_qp_to_qp_ex(qp);
@@ -1396,7 +518,7 @@ TEST_F(mw, wr_bind_mw)
 	x->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_bind_mw(x, mw, k, &info);
 	ASSERT_EQ(0, ibv_wr_complete(x));
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_BIND_MW, wc.opcode);
 	EXPECT_EQ(21, wc.wr_id);
@@ -1406,7 +528,7 @@ TEST_F(mw, wr_bind_mw)
 	x->wr_id = 22;
 	ibv_wr_local_inv(x, k);
 	ASSERT_EQ(0, ibv_wr_complete(x));
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 }
 
@@ -1705,21 +827,6 @@ TEST_F(mw, rereg_pd_of_another_context)
 	ibv_close_device(ctx2);
 }
 
-static long vmpin_kib(void)
-{
-	char line[128];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 /*
  * An unprivileged rereg past RLIMIT_MEMLOCK fails with ENOMEM and leaves
  * the region and the process's pinned count as they were.
@@ -1753,21 +860,21 @@ TEST_F(mw, rereg_over_memlock_unprivileged)
 		if (!mr)
 			_exit(12);
 		lkey = mr->lkey;
-		pinned = vmpin_kib();
+		pinned = sxrc_vmpin_kib(0);
 		errno = 0;
 		if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
 				 big, 1 << 20, 0) != IBV_REREG_MR_ERR_INPUT)
 			_exit(20);
 		if (errno != ENOMEM)
 			_exit(21);
-		if (vmpin_kib() != pinned || mr->lkey != lkey ||
+		if (sxrc_vmpin_kib(0) != pinned || mr->lkey != lkey ||
 		    mr->addr != big || mr->length != 4096)
 			_exit(22);
 		/* Still a region: a rereg within the limit works. */
 		if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
 				 big + 8192, 8192, 0))
 			_exit(23);
-		if (ibv_dereg_mr(mr) || vmpin_kib() != 0)
+		if (ibv_dereg_mr(mr) || sxrc_vmpin_kib(0) != 0)
 			_exit(24);
 		_exit(0);
 	}
@@ -1806,12 +913,12 @@ TEST_F(mw, rereg_between_batches)
 /* An unprivileged user gets max_mw_per_user windows, not one more. */
 TEST_F(mw, per_user_limit)
 {
-	long saved = read_param("max_mw_per_user");
+	long saved = sxrc_param_read("max_mw_per_user");
 	pid_t pid;
 	int status;
 
 	ASSERT_GT(saved, 0);
-	ASSERT_EQ(0, write_param("max_mw_per_user", 3));
+	ASSERT_EQ(0, sxrc_param_write("max_mw_per_user", 3));
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
@@ -1834,7 +941,7 @@ TEST_F(mw, per_user_limit)
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	write_param("max_mw_per_user", saved);
+	sxrc_param_write("max_mw_per_user", saved);
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
