@@ -352,7 +352,7 @@ static inline void *sxrc_ring_slot(struct sxrc_ring *ring, u32 index)
  * side publishes its own with a store-release once the slots it covers
  * are whole (producer) or read (consumer), and reads the other's with a
  * load-acquire before it touches those slots.  Every pairing, here and in
- * the library (user/sxrc.h, the same helpers), goes through these.  The
+ * the library (user/verbs/sxu.h, the same helpers), goes through these.  The
  * producer is never more than a ring ahead of the consumer: the library
  * writes one of the two indices, so a distance past the ring's size means
  * a corrupt ring, which fails its own QP or CQ and nothing else.

@@ -5,15 +5,15 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
-struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
+struct ibv_srq *sxu_create_srq_ex(struct ibv_context *context,
 				   struct ibv_srq_init_attr_ex *attr)
 {
 	struct sxrc_create_srq_in in = { 0 };
 	struct sxrc_create_srq_out out;
-	struct sxrc_pd *pdom;
-	struct sxrc_srq *srq;
+	struct sxu_pd *pdom;
+	struct sxu_srq *srq;
 	bool custom;
 	int ret;
 
@@ -40,7 +40,7 @@ struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
 				return NULL;
 			}
 			in.srq_type = SXRC_SRQT_XRC;
-			in.xrcd_handle = to_sxrc_xrcd(attr->xrcd)->handle;
+			in.xrcd_handle = to_sxu_xrcd(attr->xrcd)->handle;
 			in.cq_handle = attr->cq->handle;
 			break;
 		default:
@@ -49,28 +49,28 @@ struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
 		}
 	}
 
-	pdom = sxrc_pdom_get(attr->pd);
-	srq = sxrc_obj_alloc(pdom, sizeof(*srq), SXRC_RES_TYPE_SRQ, &custom);
+	pdom = sxu_pdom_get(attr->pd);
+	srq = sxu_obj_alloc(pdom, sizeof(*srq), SXRC_RES_TYPE_SRQ, &custom);
 	if (!srq) {
-		sxrc_pdom_put(pdom);
+		sxu_pdom_put(pdom);
 		return NULL;
 	}
 	srq->custom_mem = custom;
 	srq->pdom = pdom;
 	in.user_cookie = (uintptr_t)&srq->ibsrq;
-	in.pd_handle = to_sxrc_pd(attr->pd)->handle;
+	in.pd_handle = to_sxu_pd(attr->pd)->handle;
 	in.max_wr = attr->attr.max_wr;
 	in.max_sge = attr->attr.max_sge;
 	in.srq_limit = attr->attr.srq_limit;
 
-	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_SRQ, SXRC_SRQ_CREATE,
+	ret = sxu_invoke(context->cmd_fd, SXRC_OBJ_SRQ, SXRC_SRQ_CREATE,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
 		if (ret == ENOMEM)
-			sxrc_explain_limit(context, "srq");
+			sxu_explain_limit(context, "srq");
 		goto err_free;
 	}
-	ret = sxrc_uwq_init(context, &srq->wq, &out.ring, out.max_sge,
+	ret = sxu_uwq_init(context, &srq->wq, &out.ring, out.max_sge,
 			    0);
 	if (ret)
 		goto err_destroy;
@@ -88,22 +88,22 @@ struct ibv_srq *sxrc_create_srq_ex(struct ibv_context *context,
 	return &srq->ibsrq;
 
 err_destroy:
-	sxrc_destroy_handle(context->cmd_fd, SXRC_OBJ_SRQ, SXRC_SRQ_DESTROY,
+	sxu_destroy_handle(context->cmd_fd, SXRC_OBJ_SRQ, SXRC_SRQ_DESTROY,
 			    out.handle);
 err_free:
-	sxrc_obj_free(pdom, srq, SXRC_RES_TYPE_SRQ, custom);
-	sxrc_pdom_put(pdom);
+	sxu_obj_free(pdom, srq, SXRC_RES_TYPE_SRQ, custom);
+	sxu_pdom_put(pdom);
 	errno = ret;
 	return NULL;
 }
 
-int sxrc_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
+int sxu_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
 {
-	*srq_num = to_sxrc_srq(srq)->srq_num;
+	*srq_num = to_sxu_srq(srq)->srq_num;
 	return 0;
 }
 
-SXRC_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
+SXU_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 					   struct ibv_srq_init_attr *attr)
 {
 	struct ibv_srq_init_attr_ex ex = {
@@ -118,13 +118,13 @@ SXRC_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 		errno = EINVAL;
 		return NULL;
 	}
-	srq = sxrc_create_srq_ex(pd->context, &ex);
+	srq = sxu_create_srq_ex(pd->context, &ex);
 	if (srq)
 		attr->attr = ex.attr;
 	return srq;
 }
 
-SXRC_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+SXU_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 			       int attr_mask)
 {
 	struct sxrc_srq_attr in = {
@@ -134,16 +134,16 @@ SXRC_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 		.srq_limit = attr->srq_limit,
 	};
 
-	return sxrc_invoke(srq->context->cmd_fd, SXRC_OBJ_SRQ,
+	return sxu_invoke(srq->context->cmd_fd, SXRC_OBJ_SRQ,
 			   SXRC_SRQ_MODIFY, &in, sizeof(in), NULL, 0);
 }
 
-SXRC_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+SXU_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 {
 	struct sxrc_srq_attr in = { .handle = srq->handle }, out;
 	int ret;
 
-	ret = sxrc_invoke(srq->context->cmd_fd, SXRC_OBJ_SRQ, SXRC_SRQ_QUERY,
+	ret = sxu_invoke(srq->context->cmd_fd, SXRC_OBJ_SRQ, SXRC_SRQ_QUERY,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret)
 		return ret;
@@ -153,31 +153,31 @@ SXRC_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 	return 0;
 }
 
-SXRC_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
+SXU_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 {
-	struct sxrc_srq *srq = to_sxrc_srq(ibsrq);
+	struct sxu_srq *srq = to_sxu_srq(ibsrq);
 	struct sxrc_handle_in in = { .handle = ibsrq->handle };
 	struct sxrc_destroy_out out;
-	struct sxrc_pd *pdom;
+	struct sxu_pd *pdom;
 	int ret;
 
-	ret = sxrc_invoke(ibsrq->context->cmd_fd, SXRC_OBJ_SRQ,
+	ret = sxu_invoke(ibsrq->context->cmd_fd, SXRC_OBJ_SRQ,
 			  SXRC_SRQ_DESTROY, &in, sizeof(in), &out, sizeof(out));
 	if (ret)
 		return ret;
-	sxrc_wait_events(&ibsrq->mutex, &ibsrq->cond, &ibsrq->events_completed,
+	sxu_wait_events(&ibsrq->mutex, &ibsrq->cond, &ibsrq->events_completed,
 			 out.async_events);
-	sxrc_uwq_fini(ibsrq->context, &srq->wq);
+	sxu_uwq_fini(ibsrq->context, &srq->wq);
 	pthread_mutex_destroy(&ibsrq->mutex);
 	pthread_cond_destroy(&ibsrq->cond);
 	pdom = srq->pdom;
-	sxrc_obj_free(pdom, srq, SXRC_RES_TYPE_SRQ, srq->custom_mem);
-	sxrc_pdom_put(pdom);
+	sxu_obj_free(pdom, srq, SXRC_RES_TYPE_SRQ, srq->custom_mem);
+	sxu_pdom_put(pdom);
 	return 0;
 }
 
-int sxrc_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+int sxu_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr)
 {
-	return sxrc_post_recv_ring(&to_sxrc_srq(ibsrq)->wq, wr, bad_wr);
+	return sxu_post_recv_ring(&to_sxu_srq(ibsrq)->wq, wr, bad_wr);
 }

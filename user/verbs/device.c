@@ -3,7 +3,7 @@
  * softxrc userspace library: devices, contexts and their queries.
  *
  * Devices are found in sysfs (/sys/class/misc/softxrcN) and opened through
- * /dev/infiniband/softxrcN (/dev/softxrcN on older modules).  A struct sxrc_device, once found, lives as long as the
+ * /dev/infiniband/softxrcN (/dev/softxrcN on older modules).  A struct sxu_device, once found, lives as long as the
  * process: applications may keep an ibv_device pointer after freeing the
  * list that returned it, as long as a context on it is open, and rdma-core
  * makes the same promise.
@@ -20,15 +20,15 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
-#define SXRC_SYSFS_CLASS "/sys/class/misc"
+#define SXU_SYSFS_CLASS "/sys/class/misc"
 
 /* Devices seen so far; entries are never freed (see above). */
-static pthread_mutex_t sxrc_devices_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sxrc_device *sxrc_devices[64];
+static pthread_mutex_t sxu_devices_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sxu_device *sxu_devices[64];
 
-static __be64 sxrc_parse_guid(const char *s)
+static __be64 sxu_parse_guid(const char *s)
 {
 	unsigned int a, b, c, d;
 
@@ -38,26 +38,26 @@ static __be64 sxrc_parse_guid(const char *s)
 		       (uint64_t)c << 16 | d);
 }
 
-/* Called with sxrc_devices_lock held. */
-static struct sxrc_device *sxrc_find_or_add(uint32_t index)
+/* Called with sxu_devices_lock held. */
+static struct sxu_device *sxu_find_or_add(uint32_t index)
 {
 	char path[IBV_SYSFS_PATH_MAX], buf[64];
-	struct sxrc_device *dev;
+	struct sxu_device *dev;
 
-	if (index >= SXRC_ARRAY_SIZE(sxrc_devices))
+	if (index >= SXU_ARRAY_SIZE(sxu_devices))
 		return NULL;
 
-	snprintf(path, sizeof(path), SXRC_SYSFS_CLASS "/" SXRC_DEV_PREFIX "%u",
+	snprintf(path, sizeof(path), SXU_SYSFS_CLASS "/" SXRC_DEV_PREFIX "%u",
 		 index);
-	if (sxrc_read_sysfs(path, "abi_version", buf, sizeof(buf)) <= 0)
+	if (sxu_read_sysfs(path, "abi_version", buf, sizeof(buf)) <= 0)
 		return NULL;
 	if (atoi(buf) != SXRC_ABI_VERSION) {
-		sxrc_log("%s: kernel ABI version %d, library %d: skipped\n",
+		sxu_log("%s: kernel ABI version %d, library %d: skipped\n",
 			 path, atoi(buf), SXRC_ABI_VERSION);
 		return NULL;
 	}
 
-	dev = sxrc_devices[index];
+	dev = sxu_devices[index];
 	if (!dev) {
 		dev = calloc(1, sizeof(*dev));
 		if (!dev)
@@ -73,32 +73,32 @@ static struct sxrc_device *sxrc_find_or_add(uint32_t index)
 			 "%s", path);
 		snprintf(dev->ibdev.ibdev_path, sizeof(dev->ibdev.ibdev_path),
 			 "%s", path);
-		sxrc_devices[index] = dev;
+		sxu_devices[index] = dev;
 	}
 	/* The GUID changes when the module is reloaded: read it afresh. */
-	if (sxrc_read_sysfs(path, "node_guid", buf, sizeof(buf)) > 0)
-		dev->node_guid = sxrc_parse_guid(buf);
+	if (sxu_read_sysfs(path, "node_guid", buf, sizeof(buf)) > 0)
+		dev->node_guid = sxu_parse_guid(buf);
 	return dev;
 }
 
-SXRC_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
+SXU_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 {
 	struct ibv_device **list;
 	struct dirent *de;
 	size_t n = 0;
 	DIR *dir;
 
-	list = calloc(SXRC_ARRAY_SIZE(sxrc_devices) + 1, sizeof(*list));
+	list = calloc(SXU_ARRAY_SIZE(sxu_devices) + 1, sizeof(*list));
 	if (!list) {
 		errno = ENOMEM;
 		return NULL;
 	}
 
-	pthread_mutex_lock(&sxrc_devices_lock);
-	dir = opendir(SXRC_SYSFS_CLASS);
+	pthread_mutex_lock(&sxu_devices_lock);
+	dir = opendir(SXU_SYSFS_CLASS);
 	while (dir && (de = readdir(dir))) {
 		const char *p = de->d_name + strlen(SXRC_DEV_PREFIX);
-		struct sxrc_device *dev;
+		struct sxu_device *dev;
 		char *end;
 		unsigned long index;
 
@@ -108,19 +108,19 @@ SXRC_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 		index = strtoul(p, &end, 10);
 		if (*end)
 			continue;
-		dev = sxrc_find_or_add(index);
-		if (dev && n < SXRC_ARRAY_SIZE(sxrc_devices))
+		dev = sxu_find_or_add(index);
+		if (dev && n < SXU_ARRAY_SIZE(sxu_devices))
 			list[n++] = &dev->ibdev;
 	}
 	if (dir)
 		closedir(dir);
-	pthread_mutex_unlock(&sxrc_devices_lock);
+	pthread_mutex_unlock(&sxu_devices_lock);
 
 	/* Keep the order stable: softxrc0 first. */
 	for (size_t i = 1; i < n; i++) {
 		for (size_t j = i; j > 0 &&
-		     to_sxrc_dev(list[j - 1])->index >
-		     to_sxrc_dev(list[j])->index; j--) {
+		     to_sxu_dev(list[j - 1])->index >
+		     to_sxu_dev(list[j])->index; j--) {
 			struct ibv_device *t = list[j];
 
 			list[j] = list[j - 1];
@@ -133,24 +133,24 @@ SXRC_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 	return list;
 }
 
-SXRC_EXPORT void ibv_free_device_list(struct ibv_device **list)
+SXU_EXPORT void ibv_free_device_list(struct ibv_device **list)
 {
 	free(list);
 }
 
-SXRC_EXPORT const char *ibv_get_device_name(struct ibv_device *device)
+SXU_EXPORT const char *ibv_get_device_name(struct ibv_device *device)
 {
 	return device->name;
 }
 
-SXRC_EXPORT __be64 ibv_get_device_guid(struct ibv_device *device)
+SXU_EXPORT __be64 ibv_get_device_guid(struct ibv_device *device)
 {
-	return to_sxrc_dev(device)->node_guid;
+	return to_sxu_dev(device)->node_guid;
 }
 
-SXRC_EXPORT int ibv_get_device_index(struct ibv_device *device)
+SXU_EXPORT int ibv_get_device_index(struct ibv_device *device)
 {
-	return to_sxrc_dev(device)->index;
+	return to_sxu_dev(device)->index;
 }
 
 /*
@@ -158,11 +158,11 @@ SXRC_EXPORT int ibv_get_device_index(struct ibv_device *device)
  * context owns @fd from then on.  Returns an errno value on failure,
  * when @fd is still the caller's.
  */
-static int sxrc_context_new(struct ibv_device *device, int fd,
+static int sxu_context_new(struct ibv_device *device, int fd,
 			    const struct sxrc_query_ctx_out *q,
 			    struct ibv_context **out)
 {
-	struct sxrc_context *ctx;
+	struct sxu_context *ctx;
 
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
@@ -172,29 +172,29 @@ static int sxrc_context_new(struct ibv_device *device, int fd,
 	pthread_mutex_init(&ctx->maps_lock, NULL);
 
 	ctx->vctx.sz = sizeof(ctx->vctx);
-	ctx->vctx.query_port = sxrc_query_port;
-	ctx->vctx.query_device_ex = sxrc_query_device_ex;
-	ctx->vctx.create_cq_ex = sxrc_create_cq_ex;
-	ctx->vctx.query_rt_values = sxrc_query_rt_values;
-	ctx->vctx.create_qp_ex = sxrc_create_qp_ex;
-	ctx->vctx.create_srq_ex = sxrc_create_srq_ex;
-	ctx->vctx.get_srq_num = sxrc_get_srq_num;
-	ctx->vctx.open_xrcd = sxrc_open_xrcd;
-	ctx->vctx.close_xrcd = sxrc_close_xrcd;
-	ctx->vctx.open_qp = sxrc_open_qp;
-	ctx->vctx.alloc_td = sxrc_alloc_td;
+	ctx->vctx.query_port = sxu_query_port;
+	ctx->vctx.query_device_ex = sxu_query_device_ex;
+	ctx->vctx.create_cq_ex = sxu_create_cq_ex;
+	ctx->vctx.query_rt_values = sxu_query_rt_values;
+	ctx->vctx.create_qp_ex = sxu_create_qp_ex;
+	ctx->vctx.create_srq_ex = sxu_create_srq_ex;
+	ctx->vctx.get_srq_num = sxu_get_srq_num;
+	ctx->vctx.open_xrcd = sxu_open_xrcd;
+	ctx->vctx.close_xrcd = sxu_close_xrcd;
+	ctx->vctx.open_qp = sxu_open_qp;
+	ctx->vctx.alloc_td = sxu_alloc_td;
 	if (q->features & SXRC_FEATURE_ODP)
-		ctx->vctx.advise_mr = sxrc_advise_mr;
-	ctx->vctx.dealloc_td = sxrc_dealloc_td;
-	ctx->vctx.alloc_parent_domain = sxrc_alloc_parent_domain;
-	ctx->vctx.context.ops.poll_cq = sxrc_poll_cq;
-	ctx->vctx.context.ops.req_notify_cq = sxrc_req_notify_cq;
-	ctx->vctx.context.ops.post_send = sxrc_post_send;
-	ctx->vctx.context.ops.post_recv = sxrc_post_recv;
-	ctx->vctx.context.ops.post_srq_recv = sxrc_post_srq_recv;
-	ctx->vctx.context.ops.alloc_mw = sxrc_alloc_mw;
-	ctx->vctx.context.ops.dealloc_mw = sxrc_dealloc_mw;
-	ctx->vctx.context.ops.bind_mw = sxrc_bind_mw;
+		ctx->vctx.advise_mr = sxu_advise_mr;
+	ctx->vctx.dealloc_td = sxu_dealloc_td;
+	ctx->vctx.alloc_parent_domain = sxu_alloc_parent_domain;
+	ctx->vctx.context.ops.poll_cq = sxu_poll_cq;
+	ctx->vctx.context.ops.req_notify_cq = sxu_req_notify_cq;
+	ctx->vctx.context.ops.post_send = sxu_post_send;
+	ctx->vctx.context.ops.post_recv = sxu_post_recv;
+	ctx->vctx.context.ops.post_srq_recv = sxu_post_srq_recv;
+	ctx->vctx.context.ops.alloc_mw = sxu_alloc_mw;
+	ctx->vctx.context.ops.dealloc_mw = sxu_dealloc_mw;
+	ctx->vctx.context.ops.bind_mw = sxu_bind_mw;
 
 	ctx->vctx.context.device = device;
 	ctx->vctx.context.cmd_fd = fd;
@@ -206,24 +206,24 @@ static int sxrc_context_new(struct ibv_device *device, int fd,
 	return 0;
 }
 
-static int sxrc_query_ctx(int fd, const char *name,
+static int sxu_query_ctx(int fd, const char *name,
 			  struct sxrc_query_ctx_out *q)
 {
 	int ret;
 
-	ret = sxrc_invoke(fd, SXRC_OBJ_CTX, SXRC_CTX_QUERY, NULL, 0,
+	ret = sxu_invoke(fd, SXRC_OBJ_CTX, SXRC_CTX_QUERY, NULL, 0,
 			  q, sizeof(*q));
 	if (ret)
 		return ret;
 	if (q->abi_version != SXRC_ABI_VERSION) {
-		sxrc_log("%s: kernel ABI version %u, library %d\n", name,
+		sxu_log("%s: kernel ABI version %u, library %d\n", name,
 			 q->abi_version, SXRC_ABI_VERSION);
 		return EPROTONOSUPPORT;
 	}
 	return 0;
 }
 
-SXRC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+SXU_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct sxrc_query_ctx_out q;
 	char path[IBV_SYSFS_NAME_MAX + 24];
@@ -239,9 +239,9 @@ SXRC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	if (fd < 0)
 		return NULL;
 
-	ret = sxrc_query_ctx(fd, path, &q);
+	ret = sxu_query_ctx(fd, path, &q);
 	if (!ret)
-		ret = sxrc_context_new(device, fd, &q, &context);
+		ret = sxu_context_new(device, fd, &q, &context);
 	if (ret) {
 		close(fd);
 		errno = ret;
@@ -251,10 +251,10 @@ SXRC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 }
 
 /* The device whose character device @fd is, found by its dev_t. */
-static struct sxrc_device *sxrc_device_of_fd(int fd)
+static struct sxu_device *sxu_device_of_fd(int fd)
 {
 	struct ibv_device **list;
-	struct sxrc_device *found = NULL;
+	struct sxu_device *found = NULL;
 	unsigned int major, minor;
 	char buf[32];
 	struct stat st;
@@ -270,12 +270,12 @@ static struct sxrc_device *sxrc_device_of_fd(int fd)
 	if (!list)
 		return NULL;
 	for (int i = 0; i < n && !found; i++) {
-		if (sxrc_read_sysfs(list[i]->ibdev_path, "dev", buf,
+		if (sxu_read_sysfs(list[i]->ibdev_path, "dev", buf,
 				    sizeof(buf)) <= 0 ||
 		    sscanf(buf, "%u:%u", &major, &minor) != 2)
 			continue;
 		if (makedev(major, minor) == st.st_rdev)
-			found = to_sxrc_dev(list[i]);
+			found = to_sxu_dev(list[i]);
 	}
 	ibv_free_device_list(list);
 	if (!found)
@@ -288,24 +288,24 @@ static struct sxrc_device *sxrc_device_of_fd(int fd)
  * fd (dup(), SCM_RIGHTS, inheritance); the new context owns it, and
  * ibv_close_device() closes it.  On failure it is left open.
  */
-SXRC_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
+SXU_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 {
 	struct sxrc_query_ctx_out q;
 	struct ibv_context *context;
-	struct sxrc_device *dev;
+	struct sxu_device *dev;
 	int ret;
 
-	dev = sxrc_device_of_fd(cmd_fd);
+	dev = sxu_device_of_fd(cmd_fd);
 	if (!dev)
 		return NULL;
 	if (ioctl(cmd_fd, SXRC_IOCTL_IMPORT, 0UL))
 		return NULL;
-	ret = sxrc_query_ctx(cmd_fd, dev->ibdev.dev_name, &q);
+	ret = sxu_query_ctx(cmd_fd, dev->ibdev.dev_name, &q);
 	if (!ret && (q.dev_index != dev->index ||
 		     !(q.features & SXRC_FEATURE_IMPORT)))
 		ret = EINVAL;
 	if (!ret)
-		ret = sxrc_context_new(&dev->ibdev, cmd_fd, &q, &context);
+		ret = sxu_context_new(&dev->ibdev, cmd_fd, &q, &context);
 	if (ret) {
 		errno = ret;
 		return NULL;
@@ -313,12 +313,12 @@ SXRC_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 	return context;
 }
 
-SXRC_EXPORT int ibv_close_device(struct ibv_context *context)
+SXU_EXPORT int ibv_close_device(struct ibv_context *context)
 {
-	struct sxrc_context *ctx = to_sxrc_ctx(context);
+	struct sxu_context *ctx = to_sxu_ctx(context);
 
 	/* The kernel destroys whatever the application left behind. */
-	sxrc_unmap_all(context);
+	sxu_unmap_all(context);
 	close(context->cmd_fd);
 	pthread_mutex_destroy(&ctx->maps_lock);
 	pthread_mutex_destroy(&context->mutex);
@@ -328,14 +328,14 @@ SXRC_EXPORT int ibv_close_device(struct ibv_context *context)
 
 /* ------------------------------------------------------------------ */
 
-static int sxrc_query_device_raw(struct ibv_context *context,
+static int sxu_query_device_raw(struct ibv_context *context,
 				 struct sxrc_device_attr *a)
 {
-	return sxrc_invoke(context->cmd_fd, SXRC_OBJ_DEVICE,
+	return sxu_invoke(context->cmd_fd, SXRC_OBJ_DEVICE,
 			   SXRC_DEVICE_QUERY, NULL, 0, a, sizeof(*a));
 }
 
-static void sxrc_fill_device_attr(struct ibv_device_attr *attr,
+static void sxu_fill_device_attr(struct ibv_device_attr *attr,
 				  const struct sxrc_device_attr *a)
 {
 	memset(attr, 0, sizeof(*attr));
@@ -376,20 +376,20 @@ static void sxrc_fill_device_attr(struct ibv_device_attr *attr,
 	attr->phys_port_cnt = a->phys_port_cnt;
 }
 
-SXRC_EXPORT int ibv_query_device(struct ibv_context *context,
+SXU_EXPORT int ibv_query_device(struct ibv_context *context,
 				 struct ibv_device_attr *attr)
 {
 	struct sxrc_device_attr a;
 	int ret;
 
-	ret = sxrc_query_device_raw(context, &a);
+	ret = sxu_query_device_raw(context, &a);
 	if (ret)
 		return ret;
-	sxrc_fill_device_attr(attr, &a);
+	sxu_fill_device_attr(attr, &a);
 	return 0;
 }
 
-int sxrc_query_device_ex(struct ibv_context *context,
+int sxu_query_device_ex(struct ibv_context *context,
 			 const struct ibv_query_device_ex_input *input,
 			 struct ibv_device_attr_ex *attr, size_t attr_size)
 {
@@ -402,20 +402,20 @@ int sxrc_query_device_ex(struct ibv_context *context,
 	if (attr_size < sizeof(attr->orig_attr))
 		return EINVAL;
 
-	ret = sxrc_query_device_raw(context, &a);
+	ret = sxu_query_device_raw(context, &a);
 	if (ret)
 		return ret;
 
 	memset(&ex, 0, sizeof(ex));
-	sxrc_fill_device_attr(&ex.orig_attr, &a);
+	sxu_fill_device_attr(&ex.orig_attr, &a);
 	ex.device_cap_flags_ex = a.device_cap_flags;
 	ex.phys_port_cnt_ex = a.phys_port_cnt;
-	if (to_sxrc_ctx(context)->features & SXRC_FEATURE_CQE_TIMESTAMP) {
+	if (to_sxu_ctx(context)->features & SXRC_FEATURE_CQE_TIMESTAMP) {
 		/* The completion clock: CLOCK_MONOTONIC, 1 GHz (in kHz). */
 		ex.completion_timestamp_mask = UINT64_MAX;
 		ex.hca_core_clock = 1000000;
 	}
-	if (to_sxrc_ctx(context)->features & SXRC_FEATURE_ODP) {
+	if (to_sxu_ctx(context)->features & SXRC_FEATURE_ODP) {
 		/* What SXRC_FEATURE_ODP promises; UC is not covered. */
 		ex.odp_caps.general_caps = IBV_ODP_SUPPORT |
 					   IBV_ODP_SUPPORT_IMPLICIT;
@@ -436,14 +436,14 @@ int sxrc_query_device_ex(struct ibv_context *context,
 	return 0;
 }
 
-static int sxrc_query_port_raw(struct ibv_context *context, uint8_t port_num,
+static int sxu_query_port_raw(struct ibv_context *context, uint8_t port_num,
 			       struct ibv_port_attr *attr)
 {
 	struct sxrc_port_in in = { .port_num = port_num };
 	struct sxrc_port_attr p;
 	int ret;
 
-	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_DEVICE,
+	ret = sxu_invoke(context->cmd_fd, SXRC_OBJ_DEVICE,
 			  SXRC_DEVICE_QUERY_PORT, &in, sizeof(in),
 			  &p, sizeof(p));
 	if (ret)
@@ -475,13 +475,13 @@ static int sxrc_query_port_raw(struct ibv_context *context, uint8_t port_num,
 	return 0;
 }
 
-int sxrc_query_port(struct ibv_context *context, uint8_t port_num,
+int sxu_query_port(struct ibv_context *context, uint8_t port_num,
 		    struct ibv_port_attr *attr, size_t attr_size)
 {
 	struct ibv_port_attr full;
 	int ret;
 
-	ret = sxrc_query_port_raw(context, port_num, &full);
+	ret = sxu_query_port_raw(context, port_num, &full);
 	if (ret)
 		return ret;
 	if (attr_size > sizeof(full)) {
@@ -499,25 +499,25 @@ int sxrc_query_port(struct ibv_context *context, uint8_t port_num,
  * so nothing past it is written.
  */
 #undef ibv_query_port
-SXRC_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
+SXU_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 			       struct _compat_ibv_port_attr *port_attr)
 {
-	return sxrc_query_port(context, port_num,
+	return sxu_query_port(context, port_num,
 			       (struct ibv_port_attr *)port_attr,
 			       offsetof(struct ibv_port_attr, link_layer) + 1);
 }
 
-static int sxrc_query_gid_raw(struct ibv_context *context, uint32_t port_num,
+static int sxu_query_gid_raw(struct ibv_context *context, uint32_t port_num,
 			      uint32_t index, struct sxrc_gid_out *out)
 {
 	struct sxrc_gid_in in = { .port_num = port_num, .index = index };
 
-	return sxrc_invoke(context->cmd_fd, SXRC_OBJ_DEVICE,
+	return sxu_invoke(context->cmd_fd, SXRC_OBJ_DEVICE,
 			   SXRC_DEVICE_QUERY_GID, &in, sizeof(in),
 			   out, sizeof(*out));
 }
 
-SXRC_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num,
+SXU_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num,
 			      int index, union ibv_gid *gid)
 {
 	struct sxrc_gid_out out;
@@ -527,14 +527,14 @@ SXRC_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num,
 		errno = EINVAL;
 		return -1;
 	}
-	ret = sxrc_query_gid_raw(context, port_num, index, &out);
+	ret = sxu_query_gid_raw(context, port_num, index, &out);
 	if (ret)
 		return -1;
 	memcpy(gid->raw, out.gid, sizeof(gid->raw));
 	return 0;
 }
 
-SXRC_EXPORT int _ibv_query_gid_ex(struct ibv_context *context,
+SXU_EXPORT int _ibv_query_gid_ex(struct ibv_context *context,
 				  uint32_t port_num, uint32_t gid_index,
 				  struct ibv_gid_entry *entry, uint32_t flags,
 				  size_t entry_size)
@@ -545,7 +545,7 @@ SXRC_EXPORT int _ibv_query_gid_ex(struct ibv_context *context,
 
 	if (flags || entry_size < sizeof(e))
 		return EINVAL;
-	ret = sxrc_query_gid_raw(context, port_num, gid_index, &out);
+	ret = sxu_query_gid_raw(context, port_num, gid_index, &out);
 	if (ret)
 		return ret;
 	memcpy(e.gid.raw, out.gid, sizeof(e.gid.raw));
@@ -557,12 +557,12 @@ SXRC_EXPORT int _ibv_query_gid_ex(struct ibv_context *context,
 	return 0;
 }
 
-SXRC_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
+SXU_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
 					 struct ibv_gid_entry *entries,
 					 size_t max_entries, uint32_t flags,
 					 size_t entry_size)
 {
-	struct sxrc_context *ctx = to_sxrc_ctx(context);
+	struct sxu_context *ctx = to_sxu_ctx(context);
 	size_t n = 0;
 
 	if (flags || entry_size < sizeof(*entries))
@@ -570,7 +570,7 @@ SXRC_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
 
 	for (uint32_t port = 1; port <= ctx->num_ports; port++) {
 		struct ibv_port_attr pa;
-		int ret = sxrc_query_port_raw(context, port, &pa);
+		int ret = sxu_query_port_raw(context, port, &pa);
 
 		if (ret)
 			return -ret;
@@ -593,14 +593,14 @@ SXRC_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
 /* IBVERBS_PRIVATE: Debian's ibv_devinfo prints the GID type with it. */
 enum { SXRC_GID_TYPE_SYSFS_IB_ROCE_V1 = 0 };
 
-SXRC_EXPORT int ibv_query_gid_type(struct ibv_context *context,
+SXU_EXPORT int ibv_query_gid_type(struct ibv_context *context,
 				   uint8_t port_num, unsigned int index,
 				   int *type)
 {
 	struct sxrc_gid_out out;
 	int ret;
 
-	ret = sxrc_query_gid_raw(context, port_num, index, &out);
+	ret = sxu_query_gid_raw(context, port_num, index, &out);
 	if (ret) {
 		errno = ret;
 		return -1;
@@ -609,7 +609,7 @@ SXRC_EXPORT int ibv_query_gid_type(struct ibv_context *context,
 	return 0;
 }
 
-SXRC_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num,
+SXU_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num,
 			       int index, __be16 *pkey)
 {
 	struct sxrc_gid_in in = { .port_num = port_num, .index = index };
@@ -620,7 +620,7 @@ SXRC_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num,
 		errno = EINVAL;
 		return -1;
 	}
-	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_DEVICE,
+	ret = sxu_invoke(context->cmd_fd, SXRC_OBJ_DEVICE,
 			  SXRC_DEVICE_QUERY_PKEY, &in, sizeof(in),
 			  &out, sizeof(out));
 	if (ret)
@@ -629,7 +629,7 @@ SXRC_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num,
 	return 0;
 }
 
-SXRC_EXPORT int ibv_get_pkey_index(struct ibv_context *context,
+SXU_EXPORT int ibv_get_pkey_index(struct ibv_context *context,
 				   uint8_t port_num, __be16 pkey)
 {
 	for (int i = 0;; i++) {

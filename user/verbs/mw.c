@@ -10,12 +10,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
-struct ibv_mw *sxrc_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+struct ibv_mw *sxu_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
 	struct sxrc_alloc_mw_in in = {
-		.pd_handle = to_sxrc_pd(pd)->handle,
+		.pd_handle = to_sxu_pd(pd)->handle,
 		.mw_type = type,
 	};
 	struct sxrc_alloc_mw_out out;
@@ -26,7 +26,7 @@ struct ibv_mw *sxrc_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	if (!mw)
 		return NULL;
 	in.user_cookie = (uintptr_t)mw;
-	ret = sxrc_invoke(pd->context->cmd_fd, SXRC_OBJ_MW, SXRC_MW_ALLOC,
+	ret = sxu_invoke(pd->context->cmd_fd, SXRC_OBJ_MW, SXRC_MW_ALLOC,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
 		free(mw);
@@ -41,11 +41,11 @@ struct ibv_mw *sxrc_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	return mw;
 }
 
-int sxrc_dealloc_mw(struct ibv_mw *mw)
+int sxu_dealloc_mw(struct ibv_mw *mw)
 {
 	int ret;
 
-	ret = sxrc_destroy_handle(mw->context->cmd_fd, SXRC_OBJ_MW,
+	ret = sxu_destroy_handle(mw->context->cmd_fd, SXRC_OBJ_MW,
 				  SXRC_MW_DEALLOC, mw->handle);
 	if (ret)
 		return ret;
@@ -58,7 +58,7 @@ int sxrc_dealloc_mw(struct ibv_mw *mw)
  * key as soon as the bind is posted (ibv_bind_mw(3)), and the bind's
  * completion (if signaled) says whether it took.
  */
-int sxrc_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+int sxu_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		 struct ibv_mw_bind *mw_bind)
 {
 	struct ibv_send_wr wr = {
@@ -77,7 +77,7 @@ int sxrc_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 	wr.bind_mw.mw = mw;
 	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
 	wr.bind_mw.bind_info = mw_bind->bind_info;
-	ret = sxrc_post_send(qp, &wr, &bad);
+	ret = sxu_post_send(qp, &wr, &bad);
 	if (ret)
 		return ret;
 	mw->rkey = wr.bind_mw.rkey;

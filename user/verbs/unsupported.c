@@ -10,11 +10,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
-#define SXRC_NULL_EOPNOTSUPP() do { errno = EOPNOTSUPP; return NULL; } while (0)
+#define SXU_NULL_EOPNOTSUPP() do { errno = EOPNOTSUPP; return NULL; } while (0)
 
-SXRC_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp,
+SXU_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp,
 					   enum ibv_wr_opcode op,
 					   uint32_t flags)
 {
@@ -22,7 +22,7 @@ SXRC_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp,
 	return 0;
 }
 
-SXRC_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
+SXU_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
 					    struct ibv_ah_attr *attr,
 					    uint8_t eth_mac[ETHERNET_LL_SIZE],
 					    uint16_t *vid)
@@ -32,26 +32,26 @@ SXRC_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
 	return EOPNOTSUPP;
 }
 
-SXRC_EXPORT int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+SXU_EXPORT int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
 	(void)qp; (void)ece;
 	return EOPNOTSUPP;
 }
 
-SXRC_EXPORT int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+SXU_EXPORT int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
 	(void)qp; (void)ece;
 	return EOPNOTSUPP;
 }
 
-SXRC_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *context,
+SXU_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *context,
 					 uint32_t dm_handle)
 {
 	(void)context; (void)dm_handle;
-	SXRC_NULL_EOPNOTSUPP();
+	SXU_NULL_EOPNOTSUPP();
 }
 
-SXRC_EXPORT void ibv_unimport_dm(struct ibv_dm *dm)
+SXU_EXPORT void ibv_unimport_dm(struct ibv_dm *dm)
 {
 	(void)dm;
 }
@@ -60,8 +60,8 @@ SXRC_EXPORT void ibv_unimport_dm(struct ibv_dm *dm)
  * Obsolete since rdma-core replaced it with verbs_register_driver_34();
  * softxrc loads no provider, so a registration changes nothing.
  */
-SXRC_EXPORT void ibv_register_driver(const char *name, void *init_func)
+SXU_EXPORT void ibv_register_driver(const char *name, void *init_func)
 {
 	(void)init_func;
-	sxrc_log("ignoring legacy provider registration of %s\n", name);
+	sxu_log("ignoring legacy provider registration of %s\n", name);
 }

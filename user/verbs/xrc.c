@@ -8,21 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
-static struct sxrc_xrcd *sxrc_xrcd_new(struct ibv_context *context, int fd,
+static struct sxu_xrcd *sxu_xrcd_new(struct ibv_context *context, int fd,
 				       int oflags)
 {
 	struct sxrc_open_xrcd_in in = { .fd = fd, .oflags = oflags };
 	struct sxrc_handle_out out;
-	struct sxrc_xrcd *x;
+	struct sxu_xrcd *x;
 	int ret;
 
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return NULL;
 	in.user_cookie = (uintptr_t)&x->ibxrcd;
-	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_XRCD, SXRC_XRCD_OPEN,
+	ret = sxu_invoke(context->cmd_fd, SXRC_OBJ_XRCD, SXRC_XRCD_OPEN,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
 		free(x);
@@ -36,11 +36,11 @@ static struct sxrc_xrcd *sxrc_xrcd_new(struct ibv_context *context, int fd,
 	return x;
 }
 
-static int sxrc_xrcd_free(struct sxrc_xrcd *x)
+static int sxu_xrcd_free(struct sxu_xrcd *x)
 {
 	int ret;
 
-	ret = sxrc_destroy_handle(x->ibxrcd.context->cmd_fd, SXRC_OBJ_XRCD,
+	ret = sxu_destroy_handle(x->ibxrcd.context->cmd_fd, SXRC_OBJ_XRCD,
 				  SXRC_XRCD_CLOSE, x->handle);
 	if (ret)
 		return ret;
@@ -48,10 +48,10 @@ static int sxrc_xrcd_free(struct sxrc_xrcd *x)
 	return 0;
 }
 
-struct ibv_xrcd *sxrc_open_xrcd(struct ibv_context *context,
+struct ibv_xrcd *sxu_open_xrcd(struct ibv_context *context,
 				struct ibv_xrcd_init_attr *attr)
 {
-	struct sxrc_xrcd *x;
+	struct sxu_xrcd *x;
 
 	if ((attr->comp_mask & ~(IBV_XRCD_INIT_ATTR_FD |
 				 IBV_XRCD_INIT_ATTR_OFLAGS)) ||
@@ -59,25 +59,25 @@ struct ibv_xrcd *sxrc_open_xrcd(struct ibv_context *context,
 		errno = EINVAL;
 		return NULL;
 	}
-	x = sxrc_xrcd_new(context, attr->comp_mask & IBV_XRCD_INIT_ATTR_FD ?
+	x = sxu_xrcd_new(context, attr->comp_mask & IBV_XRCD_INIT_ATTR_FD ?
 			  attr->fd : -1, attr->oflags);
 	return x ? &x->ibxrcd : NULL;
 }
 
-int sxrc_close_xrcd(struct ibv_xrcd *xrcd)
+int sxu_close_xrcd(struct ibv_xrcd *xrcd)
 {
-	return sxrc_xrcd_free(to_sxrc_xrcd(xrcd));
+	return sxu_xrcd_free(to_sxu_xrcd(xrcd));
 }
 
 /* ibv_open_qp(): register with a receive QP of a domain. */
-struct ibv_qp *sxrc_open_qp(struct ibv_context *context,
+struct ibv_qp *sxu_open_qp(struct ibv_context *context,
 			    struct ibv_qp_open_attr *attr)
 {
 	const uint32_t need = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
 			      IBV_QP_OPEN_ATTR_TYPE;
 	struct sxrc_open_qp_in in = { 0 };
 	struct sxrc_handle_out out;
-	struct sxrc_qp *qp;
+	struct sxu_qp *qp;
 	int ret;
 
 	if ((attr->comp_mask & need) != need || !attr->xrcd ||
@@ -89,10 +89,10 @@ struct ibv_qp *sxrc_open_qp(struct ibv_context *context,
 	if (!qp)
 		return NULL;
 	in.user_cookie = (uintptr_t)&qp->ibqp;
-	in.xrcd_handle = to_sxrc_xrcd(attr->xrcd)->handle;
+	in.xrcd_handle = to_sxu_xrcd(attr->xrcd)->handle;
 	in.qp_num = attr->qp_num;
 	in.qp_type = attr->qp_type;
-	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_OPEN,
+	ret = sxu_invoke(context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_OPEN,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
 		free(qp);
@@ -110,7 +110,7 @@ struct ibv_qp *sxrc_open_qp(struct ibv_context *context,
 	qp->ibqp.state = IBV_QPS_UNKNOWN;
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
-	sxrc_qp_init_wr_ops(qp);
+	sxu_qp_init_wr_ops(qp);
 	return &qp->ibqp;
 }
 
@@ -118,25 +118,25 @@ struct ibv_qp *sxrc_open_qp(struct ibv_context *context,
  * OFED 1.5
  */
 
-static struct sxrc_xrcd *to_sxrc_legacy(struct ibv_xrc_domain *d)
+static struct sxu_xrcd *to_sxu_legacy(struct ibv_xrc_domain *d)
 {
-	return sxrc_container_of(d, struct sxrc_xrcd, legacy);
+	return sxu_container_of(d, struct sxu_xrcd, legacy);
 }
 
-SXRC_EXPORT struct ibv_xrc_domain *ibv_open_xrc_domain(struct ibv_context *context,
+SXU_EXPORT struct ibv_xrc_domain *ibv_open_xrc_domain(struct ibv_context *context,
 						       int fd, int oflag)
 {
-	struct sxrc_xrcd *x = sxrc_xrcd_new(context, fd, oflag);
+	struct sxu_xrcd *x = sxu_xrcd_new(context, fd, oflag);
 
 	return x ? &x->legacy : NULL;
 }
 
-SXRC_EXPORT int ibv_close_xrc_domain(struct ibv_xrc_domain *d)
+SXU_EXPORT int ibv_close_xrc_domain(struct ibv_xrc_domain *d)
 {
-	return sxrc_xrcd_free(to_sxrc_legacy(d));
+	return sxu_xrcd_free(to_sxu_legacy(d));
 }
 
-SXRC_EXPORT struct ibv_srq *ibv_create_xrc_srq(struct ibv_pd *pd,
+SXU_EXPORT struct ibv_srq *ibv_create_xrc_srq(struct ibv_pd *pd,
 					       struct ibv_xrc_domain *xrc_domain,
 					       struct ibv_cq *xrc_cq,
 					       struct ibv_srq_init_attr *attr)
@@ -148,7 +148,7 @@ SXRC_EXPORT struct ibv_srq *ibv_create_xrc_srq(struct ibv_pd *pd,
 			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
 		.srq_type = IBV_SRQT_XRC,
 		.pd = pd,
-		.xrcd = xrc_domain ? &to_sxrc_legacy(xrc_domain)->ibxrcd : NULL,
+		.xrcd = xrc_domain ? &to_sxu_legacy(xrc_domain)->ibxrcd : NULL,
 		.cq = xrc_cq,
 	};
 	struct ibv_srq *srq;
@@ -157,13 +157,13 @@ SXRC_EXPORT struct ibv_srq *ibv_create_xrc_srq(struct ibv_pd *pd,
 		errno = EINVAL;
 		return NULL;
 	}
-	srq = sxrc_create_srq_ex(pd->context, &ex);
+	srq = sxu_create_srq_ex(pd->context, &ex);
 	if (srq)
 		attr->attr = ex.attr;
 	return srq;
 }
 
-SXRC_EXPORT int ibv_create_xrc_rcv_qp(struct ibv_qp_init_attr_xrc *init_attr,
+SXU_EXPORT int ibv_create_xrc_rcv_qp(struct ibv_qp_init_attr_xrc *init_attr,
 				      uint32_t *xrc_rcv_qpn)
 {
 	struct ibv_xrc_domain *d = init_attr->xrc_domain;
@@ -177,8 +177,8 @@ SXRC_EXPORT int ibv_create_xrc_rcv_qp(struct ibv_qp_init_attr_xrc *init_attr,
 
 	if (!d || !xrc_rcv_qpn)
 		return EINVAL;
-	in.xrcd_handle = to_sxrc_legacy(d)->handle;
-	ret = sxrc_invoke(d->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_CREATE,
+	in.xrcd_handle = to_sxu_legacy(d)->handle;
+	ret = sxu_invoke(d->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_CREATE,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret)
 		return ret;
@@ -187,41 +187,41 @@ SXRC_EXPORT int ibv_create_xrc_rcv_qp(struct ibv_qp_init_attr_xrc *init_attr,
 	return 0;
 }
 
-SXRC_EXPORT int ibv_modify_xrc_rcv_qp(struct ibv_xrc_domain *d,
+SXU_EXPORT int ibv_modify_xrc_rcv_qp(struct ibv_xrc_domain *d,
 				      uint32_t xrc_qp_num,
 				      struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct sxrc_xrc_modify_in in = {
-		.xrcd_handle = to_sxrc_legacy(d)->handle,
+		.xrcd_handle = to_sxu_legacy(d)->handle,
 		.qp_num = xrc_qp_num,
 		.attr_mask = attr_mask,
 	};
 
-	sxrc_qp_attr_to_kern(&in.attr, attr, attr_mask);
-	return sxrc_invoke(d->context->cmd_fd, SXRC_OBJ_XRCD,
+	sxu_qp_attr_to_kern(&in.attr, attr, attr_mask);
+	return sxu_invoke(d->context->cmd_fd, SXRC_OBJ_XRCD,
 			   SXRC_XRCD_MODIFY_QP, &in, sizeof(in), NULL, 0);
 }
 
 /* Seed 004: the mask is a hint; everything set by modify is returned. */
-SXRC_EXPORT int ibv_query_xrc_rcv_qp(struct ibv_xrc_domain *d,
+SXU_EXPORT int ibv_query_xrc_rcv_qp(struct ibv_xrc_domain *d,
 				     uint32_t xrc_qp_num,
 				     struct ibv_qp_attr *attr, int attr_mask,
 				     struct ibv_qp_init_attr *init_attr)
 {
 	struct sxrc_xrc_qp_in in = {
-		.xrcd_handle = to_sxrc_legacy(d)->handle,
+		.xrcd_handle = to_sxu_legacy(d)->handle,
 		.qp_num = xrc_qp_num,
 	};
 	struct sxrc_query_qp_out out;
 	int ret;
 
 	(void)attr_mask;
-	ret = sxrc_invoke(d->context->cmd_fd, SXRC_OBJ_XRCD,
+	ret = sxu_invoke(d->context->cmd_fd, SXRC_OBJ_XRCD,
 			  SXRC_XRCD_QUERY_QP, &in, sizeof(in),
 			  &out, sizeof(out));
 	if (ret)
 		return ret;
-	sxrc_qp_attr_from_kern(attr, &out.attr);
+	sxu_qp_attr_from_kern(attr, &out.attr);
 	if (init_attr) {
 		memset(init_attr, 0, sizeof(*init_attr));
 		init_attr->qp_type = IBV_QPT_XRC_RECV;
@@ -229,27 +229,27 @@ SXRC_EXPORT int ibv_query_xrc_rcv_qp(struct ibv_xrc_domain *d,
 	return 0;
 }
 
-static int sxrc_xrc_reg(struct ibv_xrc_domain *d, uint32_t qpn,
+static int sxu_xrc_reg(struct ibv_xrc_domain *d, uint32_t qpn,
 			uint16_t method)
 {
 	struct sxrc_xrc_qp_in in = {
-		.xrcd_handle = to_sxrc_legacy(d)->handle,
+		.xrcd_handle = to_sxu_legacy(d)->handle,
 		.qp_num = qpn,
 	};
 	struct sxrc_handle_out out;
 
-	return sxrc_invoke(d->context->cmd_fd, SXRC_OBJ_XRCD, method,
+	return sxu_invoke(d->context->cmd_fd, SXRC_OBJ_XRCD, method,
 			   &in, sizeof(in), &out, sizeof(out));
 }
 
-SXRC_EXPORT int ibv_reg_xrc_rcv_qp(struct ibv_xrc_domain *xrc_domain,
+SXU_EXPORT int ibv_reg_xrc_rcv_qp(struct ibv_xrc_domain *xrc_domain,
 				   uint32_t xrc_qp_num)
 {
-	return sxrc_xrc_reg(xrc_domain, xrc_qp_num, SXRC_XRCD_REG_QP);
+	return sxu_xrc_reg(xrc_domain, xrc_qp_num, SXRC_XRCD_REG_QP);
 }
 
-SXRC_EXPORT int ibv_unreg_xrc_rcv_qp(struct ibv_xrc_domain *xrc_domain,
+SXU_EXPORT int ibv_unreg_xrc_rcv_qp(struct ibv_xrc_domain *xrc_domain,
 				     uint32_t xrc_qp_num)
 {
-	return sxrc_xrc_reg(xrc_domain, xrc_qp_num, SXRC_XRCD_UNREG_QP);
+	return sxu_xrc_reg(xrc_domain, xrc_qp_num, SXRC_XRCD_UNREG_QP);
 }

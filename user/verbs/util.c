@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
 /* One message, one write(): lines from several threads do not mix. */
-void sxrc_log(const char *fmt, ...)
+void sxu_log(const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -30,7 +30,7 @@ void sxrc_log(const char *fmt, ...)
 }
 
 /* Read a sysfs attribute into @buf, without the trailing newline. */
-int sxrc_read_sysfs(const char *dir, const char *file, char *buf, size_t size)
+int sxu_read_sysfs(const char *dir, const char *file, char *buf, size_t size)
 {
 	char path[IBV_SYSFS_PATH_MAX * 2];
 	ssize_t n;
@@ -54,9 +54,9 @@ int sxrc_read_sysfs(const char *dir, const char *file, char *buf, size_t size)
 	return n;
 }
 
-static const char *sxrc_sysfs_path = "/sys";
+static const char *sxu_sysfs_path = "/sys";
 
-static void sxrc_sysfs_path_init(void)
+static void sxu_sysfs_path_init(void)
 {
 	const char *env = NULL;
 	char *dup;
@@ -72,16 +72,16 @@ static void sxrc_sysfs_path_init(void)
 	len = strlen(dup);
 	while (len > 1 && dup[len - 1] == '/')
 		dup[--len] = '\0';
-	sxrc_sysfs_path = dup;
+	sxu_sysfs_path = dup;
 }
 
-SXRC_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file,
+SXU_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file,
 				    char *buf, size_t size)
 {
-	return sxrc_read_sysfs(dir, file, buf, size);
+	return sxu_read_sysfs(dir, file, buf, size);
 }
 
-SXRC_EXPORT int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
+SXU_EXPORT int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
 					  struct ibv_device *dev,
 					  const char *fnfmt, ...)
 {
@@ -91,7 +91,7 @@ SXRC_EXPORT int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
 	va_start(ap, fnfmt);
 	vsnprintf(file, sizeof(file), fnfmt, ap);
 	va_end(ap);
-	return sxrc_read_sysfs(dev->ibdev_path, file, buf, size);
+	return sxu_read_sysfs(dev->ibdev_path, file, buf, size);
 }
 
 /*
@@ -100,12 +100,12 @@ SXRC_EXPORT int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
  * Callers (Open MPI's common verbs, for one) declare it themselves as
  * const char *ibv_get_sysfs_path(void), so its signature is fixed.
  */
-SXRC_EXPORT const char *ibv_get_sysfs_path(void)
+SXU_EXPORT const char *ibv_get_sysfs_path(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	pthread_once(&once, sxrc_sysfs_path_init);
-	return sxrc_sysfs_path;
+	pthread_once(&once, sxu_sysfs_path_init);
+	return sxu_sysfs_path;
 }
 
 /*
@@ -113,34 +113,34 @@ SXRC_EXPORT const char *ibv_get_sysfs_path(void)
  * every kernel softxrc supports (pinned anonymous pages are copied for the
  * child at fork time), so no madvise(MADV_DONTFORK) dance is needed.
  */
-SXRC_EXPORT int ibv_fork_init(void)
+SXU_EXPORT int ibv_fork_init(void)
 {
 	return 0;
 }
 
-SXRC_EXPORT enum ibv_fork_status ibv_is_fork_initialized(void)
+SXU_EXPORT enum ibv_fork_status ibv_is_fork_initialized(void)
 {
 	return IBV_FORK_UNNEEDED;
 }
 
-SXRC_EXPORT int ibv_dontfork_range(void *base, size_t size)
+SXU_EXPORT int ibv_dontfork_range(void *base, size_t size)
 {
 	(void)base;
 	(void)size;
 	return 0;
 }
 
-SXRC_EXPORT int ibv_dofork_range(void *base, size_t size)
+SXU_EXPORT int ibv_dofork_range(void *base, size_t size)
 {
 	(void)base;
 	(void)size;
 	return 0;
 }
 
-#define SXRC_STR(table, i) \
-	((size_t)(i) < SXRC_ARRAY_SIZE(table) && (table)[i] ? (table)[i] : "unknown")
+#define SXU_STR(table, i) \
+	((size_t)(i) < SXU_ARRAY_SIZE(table) && (table)[i] ? (table)[i] : "unknown")
 
-SXRC_EXPORT const char *ibv_node_type_str(enum ibv_node_type node_type)
+SXU_EXPORT const char *ibv_node_type_str(enum ibv_node_type node_type)
 {
 	static const char *const names[] = {
 		[IBV_NODE_CA] = "InfiniBand channel adapter",
@@ -152,10 +152,10 @@ SXRC_EXPORT const char *ibv_node_type_str(enum ibv_node_type node_type)
 		[IBV_NODE_UNSPECIFIED] = "unspecified",
 	};
 
-	return SXRC_STR(names, node_type);
+	return SXU_STR(names, node_type);
 }
 
-SXRC_EXPORT const char *ibv_port_state_str(enum ibv_port_state port_state)
+SXU_EXPORT const char *ibv_port_state_str(enum ibv_port_state port_state)
 {
 	static const char *const names[] = {
 		[IBV_PORT_NOP] = "no state change (NOP)",
@@ -166,10 +166,10 @@ SXRC_EXPORT const char *ibv_port_state_str(enum ibv_port_state port_state)
 		[IBV_PORT_ACTIVE_DEFER] = "active defer",
 	};
 
-	return SXRC_STR(names, port_state);
+	return SXU_STR(names, port_state);
 }
 
-SXRC_EXPORT const char *ibv_event_type_str(enum ibv_event_type event)
+SXU_EXPORT const char *ibv_event_type_str(enum ibv_event_type event)
 {
 	static const char *const names[] = {
 		[IBV_EVENT_CQ_ERR] = "CQ error",
@@ -194,10 +194,10 @@ SXRC_EXPORT const char *ibv_event_type_str(enum ibv_event_type event)
 		[IBV_EVENT_WQ_FATAL] = "WQ fatal",
 	};
 
-	return SXRC_STR(names, event);
+	return SXU_STR(names, event);
 }
 
-SXRC_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status status)
+SXU_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status status)
 {
 	static const char *const names[] = {
 		[IBV_WC_SUCCESS] = "success",
@@ -226,7 +226,7 @@ SXRC_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status status)
 		[IBV_WC_TM_RNDV_INCOMPLETE] = "TM software rendezvous",
 	};
 
-	return SXRC_STR(names, status);
+	return SXU_STR(names, status);
 }
 
 /* Static rate: enum ibv_rate, multiple of 2.5 Gb/s, and Mb/s. */
@@ -234,7 +234,7 @@ static const struct {
 	enum ibv_rate rate;
 	int mult;
 	int mbps;
-} sxrc_rates[] = {
+} sxu_rates[] = {
 	{ IBV_RATE_2_5_GBPS, 1, 2500 },
 	{ IBV_RATE_5_GBPS, 2, 5000 },
 	{ IBV_RATE_10_GBPS, 4, 10000 },
@@ -258,35 +258,35 @@ static const struct {
 	{ IBV_RATE_600_GBPS, 240, 637500 },
 };
 
-SXRC_EXPORT int ibv_rate_to_mult(enum ibv_rate rate)
+SXU_EXPORT int ibv_rate_to_mult(enum ibv_rate rate)
 {
-	for (size_t i = 0; i < SXRC_ARRAY_SIZE(sxrc_rates); i++)
-		if (sxrc_rates[i].rate == rate)
-			return sxrc_rates[i].mult;
+	for (size_t i = 0; i < SXU_ARRAY_SIZE(sxu_rates); i++)
+		if (sxu_rates[i].rate == rate)
+			return sxu_rates[i].mult;
 	return -1;
 }
 
-SXRC_EXPORT enum ibv_rate mult_to_ibv_rate(int mult)
+SXU_EXPORT enum ibv_rate mult_to_ibv_rate(int mult)
 {
-	for (size_t i = 0; i < SXRC_ARRAY_SIZE(sxrc_rates); i++)
-		if (sxrc_rates[i].mult == mult)
-			return sxrc_rates[i].rate;
+	for (size_t i = 0; i < SXU_ARRAY_SIZE(sxu_rates); i++)
+		if (sxu_rates[i].mult == mult)
+			return sxu_rates[i].rate;
 	return IBV_RATE_MAX;
 }
 
-SXRC_EXPORT int ibv_rate_to_mbps(enum ibv_rate rate)
+SXU_EXPORT int ibv_rate_to_mbps(enum ibv_rate rate)
 {
-	for (size_t i = 0; i < SXRC_ARRAY_SIZE(sxrc_rates); i++)
-		if (sxrc_rates[i].rate == rate)
-			return sxrc_rates[i].mbps;
+	for (size_t i = 0; i < SXU_ARRAY_SIZE(sxu_rates); i++)
+		if (sxu_rates[i].rate == rate)
+			return sxu_rates[i].mbps;
 	return -1;
 }
 
-SXRC_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
+SXU_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
 {
-	for (size_t i = 0; i < SXRC_ARRAY_SIZE(sxrc_rates); i++)
-		if (sxrc_rates[i].mbps == mbps)
-			return sxrc_rates[i].rate;
+	for (size_t i = 0; i < SXU_ARRAY_SIZE(sxu_rates); i++)
+		if (sxu_rates[i].mbps == mbps)
+			return sxu_rates[i].rate;
 	return IBV_RATE_MAX;
 }
 
@@ -294,23 +294,23 @@ SXRC_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
  * A creation failed with ENOMEM: if the device's object limit is the
  * reason, or may be the user's, say which module parameter to raise.
  */
-void sxrc_explain_limit(struct ibv_context *context, const char *type)
+void sxu_explain_limit(struct ibv_context *context, const char *type)
 {
 	char file[64], buf[32], param[96];
 	long count, limit;
 
 	snprintf(file, sizeof(file), "objects/%s", type);
-	if (sxrc_read_sysfs(context->device->ibdev_path, file, buf,
+	if (sxu_read_sysfs(context->device->ibdev_path, file, buf,
 			    sizeof(buf)) <= 0)
 		return;
 	count = atol(buf);
 	snprintf(param, sizeof(param), "max_%s", type);
-	if (sxrc_read_sysfs("/sys/module/softxrc/parameters", param, buf,
+	if (sxu_read_sysfs("/sys/module/softxrc/parameters", param, buf,
 			    sizeof(buf)) <= 0)
 		return;
 	limit = atol(buf);
 	if (count >= limit) {
-		sxrc_log("%s: the device's limit of %ld %s objects is reached; "
+		sxu_log("%s: the device's limit of %ld %s objects is reached; "
 			 "raise the module parameter %s\n",
 			 context->device->name, limit, type, param);
 		return;
@@ -320,12 +320,12 @@ void sxrc_explain_limit(struct ibv_context *context, const char *type)
 	 * device's: below the per-user limit, that limit is not the reason.
 	 */
 	snprintf(param, sizeof(param), "max_%s_per_user", type);
-	if (sxrc_read_sysfs("/sys/module/softxrc/parameters", param, buf,
+	if (sxu_read_sysfs("/sys/module/softxrc/parameters", param, buf,
 			    sizeof(buf)) <= 0)
 		return;
 	limit = atol(buf);
 	if (limit > 0 && count >= limit)
-		sxrc_log("%s: out of memory, or this user's limit of %ld %s "
+		sxu_log("%s: out of memory, or this user's limit of %ld %s "
 			 "objects is reached; raise the module parameter %s\n",
 			 context->device->name, limit, type, param);
 }

@@ -13,28 +13,28 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
 
-static void sxrc_doorbell(struct ibv_qp *qp)
+static void sxu_doorbell(struct ibv_qp *qp)
 {
 	ioctl(qp->context->cmd_fd, SXRC_IOCTL_DOORBELL,
 	      (unsigned long)qp->handle);
 }
 
-static bool sxrc_sq_full(struct sxrc_uwq *sq)
+static bool sxu_sq_full(struct sxu_uwq *sq)
 {
-	return sxrc_uring_full(&sq->ring, sq->prod);
+	return sxu_uring_full(&sq->ring, sq->prod);
 }
 
-static void sxrc_sq_publish(struct sxrc_uwq *sq)
+static void sxu_sq_publish(struct sxu_uwq *sq)
 {
 	/* Every WQE written so far is whole before the kernel sees it. */
-	sxrc_uring_publish_prod(&sq->ring, sq->prod);
+	sxu_uring_publish_prod(&sq->ring, sq->prod);
 }
 
 /* May a QP of @type post @opcode?  (The kernel checks again.) */
-static bool sxrc_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode opcode)
+static bool sxu_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode opcode)
 {
 	switch (opcode) {
 	case IBV_WR_SEND:
@@ -57,7 +57,7 @@ static bool sxrc_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode opcode)
 }
 
 /* A BIND_MW WQE: the layout is in the uapi header; no gather list. */
-static void sxrc_wqe_bind(struct sxrc_send_wqe *wqe, struct ibv_mw *mw,
+static void sxu_wqe_bind(struct sxrc_send_wqe *wqe, struct ibv_mw *mw,
 			  uint32_t rkey, const struct ibv_mw_bind_info *info)
 {
 	wqe->send_flags &= ~IBV_SEND_INLINE;
@@ -70,20 +70,20 @@ static void sxrc_wqe_bind(struct sxrc_send_wqe *wqe, struct ibv_mw *mw,
 	wqe->num_sge = 0;
 }
 
-static int sxrc_write_send_wqe(struct sxrc_qp *qp, struct ibv_send_wr *wr)
+static int sxu_write_send_wqe(struct sxu_qp *qp, struct ibv_send_wr *wr)
 {
-	struct sxrc_uwq *sq = &qp->sq;
+	struct sxu_uwq *sq = &qp->sq;
 	struct sxrc_send_wqe *wqe;
 	char *payload;
 	int i;
 
-	if (!sxrc_opcode_ok(qp->ibqp.qp_type, wr->opcode) || wr->num_sge < 0 ||
+	if (!sxu_opcode_ok(qp->ibqp.qp_type, wr->opcode) || wr->num_sge < 0 ||
 	    (wr->opcode == IBV_WR_BIND_MW && !wr->bind_mw.mw))
 		return EINVAL;
-	if (sxrc_sq_full(sq))
+	if (sxu_sq_full(sq))
 		return ENOMEM;
 
-	wqe = sxrc_uring_slot(&sq->ring, sq->prod);
+	wqe = sxu_uring_slot(&sq->ring, sq->prod);
 	payload = (char *)(wqe + 1);
 	memset(wqe, 0, sizeof(*wqe));
 	wqe->wr_id = wr->wr_id;
@@ -92,7 +92,7 @@ static int sxrc_write_send_wqe(struct sxrc_qp *qp, struct ibv_send_wr *wr)
 	wqe->imm_data = wr->imm_data;	/* or invalidate_rkey: one union */
 
 	if (wr->opcode == IBV_WR_BIND_MW) {
-		sxrc_wqe_bind(wqe, wr->bind_mw.mw, wr->bind_mw.rkey,
+		sxu_wqe_bind(wqe, wr->bind_mw.mw, wr->bind_mw.rkey,
 			      &wr->bind_mw.bind_info);
 		sq->prod++;
 		return 0;
@@ -154,7 +154,7 @@ static int sxrc_write_send_wqe(struct sxrc_qp *qp, struct ibv_send_wr *wr)
 }
 
 /* Sending needs a send queue in RTS (or one it left by itself). */
-static bool sxrc_sq_ready(struct sxrc_qp *qp)
+static bool sxu_sq_ready(struct sxu_qp *qp)
 {
 	enum ibv_qp_state state = qp->ibqp.state;
 
@@ -162,36 +162,36 @@ static bool sxrc_sq_ready(struct sxrc_qp *qp)
 	       state != IBV_QPS_INIT && state != IBV_QPS_RTR;
 }
 
-int sxrc_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+int sxu_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr)
 {
-	struct sxrc_qp *qp = to_sxrc_qp(ibqp);
+	struct sxu_qp *qp = to_sxu_qp(ibqp);
 	int ret = 0;
 
-	if (!sxrc_sq_ready(qp)) {
+	if (!sxu_sq_ready(qp)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
 
-	sxrc_uwq_lock(&qp->sq);
+	sxu_uwq_lock(&qp->sq);
 	for (; wr; wr = wr->next) {
-		ret = sxrc_write_send_wqe(qp, wr);
+		ret = sxu_write_send_wqe(qp, wr);
 		if (ret) {
 			*bad_wr = wr;
 			break;
 		}
 	}
-	sxrc_sq_publish(&qp->sq);
-	sxrc_uwq_unlock(&qp->sq);
+	sxu_sq_publish(&qp->sq);
+	sxu_uwq_unlock(&qp->sq);
 	/* What was posted before a bad WR is posted all the same. */
-	sxrc_doorbell(ibqp);
+	sxu_doorbell(ibqp);
 	return ret;
 }
 
-int sxrc_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+int sxu_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
-	struct sxrc_qp *qp = to_sxrc_qp(ibqp);
+	struct sxu_qp *qp = to_sxu_qp(ibqp);
 	int ret;
 
 	/* A QP on an SRQ, or an XRC QP, has no receive queue of its own. */
@@ -199,10 +199,10 @@ int sxrc_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	ret = sxrc_post_recv_ring(&qp->rq, wr, bad_wr);
+	ret = sxu_post_recv_ring(&qp->rq, wr, bad_wr);
 	/* A QP in error flushes what is posted; the kernel needs a nudge. */
-	if (sxrc_uring_flags(&qp->rq.ring) & SXRC_RING_ERROR)
-		sxrc_doorbell(ibqp);
+	if (sxu_uring_flags(&qp->rq.ring) & SXRC_RING_ERROR)
+		sxu_doorbell(ibqp);
 	return ret;
 }
 
@@ -210,30 +210,30 @@ int sxrc_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
  * The extended posting API (ibv_wr_*), built straight into the ring.
  */
 
-static inline struct sxrc_qp *to_sxrc_qpx(struct ibv_qp_ex *qpx)
+static inline struct sxu_qp *to_sxu_qpx(struct ibv_qp_ex *qpx)
 {
-	return sxrc_container_of(qpx, struct sxrc_qp, ibqp_ex);
+	return sxu_container_of(qpx, struct sxu_qp, ibqp_ex);
 }
 
 /* Start a WQE of @opcode; NULL (and the error kept) if it cannot be. */
-static struct sxrc_send_wqe *sxrc_wr_new(struct ibv_qp_ex *qpx,
+static struct sxrc_send_wqe *sxu_wr_new(struct ibv_qp_ex *qpx,
 					 enum ibv_wr_opcode opcode)
 {
-	struct sxrc_qp *qp = to_sxrc_qpx(qpx);
+	struct sxu_qp *qp = to_sxu_qpx(qpx);
 	struct sxrc_send_wqe *wqe;
 
 	qp->wr_cur = NULL;
 	if (qp->wr_err)
 		return NULL;
-	if (!sxrc_opcode_ok(qp->ibqp.qp_type, opcode)) {
+	if (!sxu_opcode_ok(qp->ibqp.qp_type, opcode)) {
 		qp->wr_err = EINVAL;
 		return NULL;
 	}
-	if (sxrc_sq_full(&qp->sq)) {
+	if (sxu_sq_full(&qp->sq)) {
 		qp->wr_err = ENOMEM;
 		return NULL;
 	}
-	wqe = sxrc_uring_slot(&qp->sq.ring, qp->sq.prod++);
+	wqe = sxu_uring_slot(&qp->sq.ring, qp->sq.prod++);
 	memset(wqe, 0, sizeof(*wqe));
 	wqe->wr_id = qpx->wr_id;
 	wqe->opcode = opcode;
@@ -242,83 +242,83 @@ static struct sxrc_send_wqe *sxrc_wr_new(struct ibv_qp_ex *qpx,
 	return wqe;
 }
 
-static void sxrc_wr_start(struct ibv_qp_ex *qpx)
+static void sxu_wr_start(struct ibv_qp_ex *qpx)
 {
-	struct sxrc_qp *qp = to_sxrc_qpx(qpx);
+	struct sxu_qp *qp = to_sxu_qpx(qpx);
 
-	sxrc_uwq_lock(&qp->sq);
+	sxu_uwq_lock(&qp->sq);
 	qp->wr_start = qp->sq.prod;
 	/* As ibv_post_send(): the whole batch fails, nothing is posted. */
-	qp->wr_err = sxrc_sq_ready(qp) ? 0 : EINVAL;
+	qp->wr_err = sxu_sq_ready(qp) ? 0 : EINVAL;
 	qp->wr_cur = NULL;
 }
 
-static int sxrc_wr_complete(struct ibv_qp_ex *qpx)
+static int sxu_wr_complete(struct ibv_qp_ex *qpx)
 {
-	struct sxrc_qp *qp = to_sxrc_qpx(qpx);
+	struct sxu_qp *qp = to_sxu_qpx(qpx);
 	int ret = qp->wr_err;
 
 	if (ret)
 		qp->sq.prod = qp->wr_start;	/* all or nothing */
 	else
-		sxrc_sq_publish(&qp->sq);
-	sxrc_uwq_unlock(&qp->sq);
+		sxu_sq_publish(&qp->sq);
+	sxu_uwq_unlock(&qp->sq);
 	if (!ret)
-		sxrc_doorbell(&qp->ibqp);
+		sxu_doorbell(&qp->ibqp);
 	return ret;
 }
 
-static void sxrc_wr_abort(struct ibv_qp_ex *qpx)
+static void sxu_wr_abort(struct ibv_qp_ex *qpx)
 {
-	struct sxrc_qp *qp = to_sxrc_qpx(qpx);
+	struct sxu_qp *qp = to_sxu_qpx(qpx);
 
 	qp->sq.prod = qp->wr_start;
-	sxrc_uwq_unlock(&qp->sq);
+	sxu_uwq_unlock(&qp->sq);
 }
 
-static void sxrc_wr_send(struct ibv_qp_ex *qpx)
+static void sxu_wr_send(struct ibv_qp_ex *qpx)
 {
-	sxrc_wr_new(qpx, IBV_WR_SEND);
+	sxu_wr_new(qpx, IBV_WR_SEND);
 }
 
-static void sxrc_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
+static void sxu_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
 {
-	struct sxrc_send_wqe *wqe = sxrc_wr_new(qpx, IBV_WR_SEND_WITH_IMM);
+	struct sxrc_send_wqe *wqe = sxu_wr_new(qpx, IBV_WR_SEND_WITH_IMM);
 
 	if (wqe)
 		wqe->imm_data = imm;
 }
 
-static void sxrc_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+static void sxu_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
-	struct sxrc_send_wqe *wqe = sxrc_wr_new(qpx, IBV_WR_SEND_WITH_INV);
+	struct sxrc_send_wqe *wqe = sxu_wr_new(qpx, IBV_WR_SEND_WITH_INV);
 
 	if (wqe)
 		wqe->imm_data = rkey;
 }
 
-static void sxrc_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+static void sxu_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
-	struct sxrc_send_wqe *wqe = sxrc_wr_new(qpx, IBV_WR_LOCAL_INV);
+	struct sxrc_send_wqe *wqe = sxu_wr_new(qpx, IBV_WR_LOCAL_INV);
 
 	if (wqe)
 		wqe->imm_data = rkey;
 }
 
-static void sxrc_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+static void sxu_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 			    uint32_t rkey,
 			    const struct ibv_mw_bind_info *info)
 {
-	struct sxrc_send_wqe *wqe = sxrc_wr_new(qpx, IBV_WR_BIND_MW);
+	struct sxrc_send_wqe *wqe = sxu_wr_new(qpx, IBV_WR_BIND_MW);
 
 	if (wqe)
-		sxrc_wqe_bind(wqe, mw, rkey, info);
+		sxu_wqe_bind(wqe, mw, rkey, info);
 }
 
-static void sxrc_wr_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op,
+static void sxu_wr_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op,
 			 uint32_t rkey, uint64_t addr, __be32 imm)
 {
-	struct sxrc_send_wqe *wqe = sxrc_wr_new(qpx, op);
+	struct sxrc_send_wqe *wqe = sxu_wr_new(qpx, op);
 
 	if (!wqe)
 		return;
@@ -327,29 +327,29 @@ static void sxrc_wr_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op,
 	wqe->imm_data = imm;
 }
 
-static void sxrc_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+static void sxu_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 			       uint64_t addr)
 {
-	sxrc_wr_rdma(qpx, IBV_WR_RDMA_WRITE, rkey, addr, 0);
+	sxu_wr_rdma(qpx, IBV_WR_RDMA_WRITE, rkey, addr, 0);
 }
 
-static void sxrc_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
+static void sxu_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
 				   uint64_t addr, __be32 imm)
 {
-	sxrc_wr_rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, addr, imm);
+	sxu_wr_rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, addr, imm);
 }
 
-static void sxrc_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
+static void sxu_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
 			      uint64_t addr)
 {
-	sxrc_wr_rdma(qpx, IBV_WR_RDMA_READ, rkey, addr, 0);
+	sxu_wr_rdma(qpx, IBV_WR_RDMA_READ, rkey, addr, 0);
 }
 
-static void sxrc_wr_atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op,
+static void sxu_wr_atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op,
 			   uint32_t rkey, uint64_t addr, uint64_t compare_add,
 			   uint64_t swap)
 {
-	struct sxrc_send_wqe *wqe = sxrc_wr_new(qpx, op);
+	struct sxrc_send_wqe *wqe = sxu_wr_new(qpx, op);
 
 	if (!wqe)
 		return;
@@ -359,24 +359,24 @@ static void sxrc_wr_atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op,
 	wqe->swap = swap;
 }
 
-static void sxrc_wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
+static void sxu_wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
 				   uint64_t addr, uint64_t compare,
 				   uint64_t swap)
 {
-	sxrc_wr_atomic(qpx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, addr, compare,
+	sxu_wr_atomic(qpx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, addr, compare,
 		       swap);
 }
 
-static void sxrc_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
+static void sxu_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 				     uint64_t addr, uint64_t add)
 {
-	sxrc_wr_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
+	sxu_wr_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
 }
 
-static void sxrc_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
+static void sxu_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 				uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	struct sxrc_send_wqe *wqe = to_sxrc_qpx(qpx)->wr_cur;
+	struct sxrc_send_wqe *wqe = to_sxu_qpx(qpx)->wr_cur;
 
 	if (!wqe)
 		return;
@@ -385,18 +385,18 @@ static void sxrc_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	wqe->remote_qkey = remote_qkey;
 }
 
-static void sxrc_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
+static void sxu_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
 {
-	struct sxrc_send_wqe *wqe = to_sxrc_qpx(qpx)->wr_cur;
+	struct sxrc_send_wqe *wqe = to_sxu_qpx(qpx)->wr_cur;
 
 	if (wqe)
 		wqe->remote_srqn = srqn;
 }
 
-static void sxrc_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
+static void sxu_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 				 const struct ibv_sge *sg_list)
 {
-	struct sxrc_qp *qp = to_sxrc_qpx(qpx);
+	struct sxu_qp *qp = to_sxu_qpx(qpx);
 	struct sxrc_send_wqe *wqe = qp->wr_cur;
 	struct sxrc_sge *sge;
 	size_t i;
@@ -417,19 +417,19 @@ static void sxrc_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 	wqe->send_flags &= ~IBV_SEND_INLINE;
 }
 
-static void sxrc_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
+static void sxu_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
 			    uint64_t addr, uint32_t length)
 {
 	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
 
-	sxrc_wr_set_sge_list(qpx, 1, &sge);
+	sxu_wr_set_sge_list(qpx, 1, &sge);
 }
 
-static void sxrc_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
+static void sxu_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
 					 size_t num_buf,
 					 const struct ibv_data_buf *buf_list)
 {
-	struct sxrc_qp *qp = to_sxrc_qpx(qpx);
+	struct sxu_qp *qp = to_sxu_qpx(qpx);
 	struct sxrc_send_wqe *wqe = qp->wr_cur;
 	size_t i, len = 0;
 	char *p;
@@ -451,40 +451,40 @@ static void sxrc_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
 	wqe->send_flags |= IBV_SEND_INLINE;
 }
 
-static void sxrc_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
+static void sxu_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
 				    size_t length)
 {
 	struct ibv_data_buf buf = { .addr = addr, .length = length };
 
-	sxrc_wr_set_inline_data_list(qpx, 1, &buf);
+	sxu_wr_set_inline_data_list(qpx, 1, &buf);
 }
 
-void sxrc_qp_init_wr_ops(struct sxrc_qp *qp)
+void sxu_qp_init_wr_ops(struct sxu_qp *qp)
 {
 	struct ibv_qp_ex *x = &qp->ibqp_ex;
 
-	x->wr_start = sxrc_wr_start;
-	x->wr_complete = sxrc_wr_complete;
-	x->wr_abort = sxrc_wr_abort;
-	x->wr_send = sxrc_wr_send;
-	x->wr_send_imm = sxrc_wr_send_imm;
-	x->wr_send_inv = sxrc_wr_send_inv;
-	x->wr_local_inv = sxrc_wr_local_inv;
-	x->wr_bind_mw = sxrc_wr_bind_mw;
-	x->wr_rdma_write = sxrc_wr_rdma_write;
-	x->wr_rdma_write_imm = sxrc_wr_rdma_write_imm;
-	x->wr_rdma_read = sxrc_wr_rdma_read;
-	x->wr_atomic_cmp_swp = sxrc_wr_atomic_cmp_swp;
-	x->wr_atomic_fetch_add = sxrc_wr_atomic_fetch_add;
-	x->wr_set_ud_addr = sxrc_wr_set_ud_addr;
-	x->wr_set_xrc_srqn = sxrc_wr_set_xrc_srqn;
-	x->wr_set_sge = sxrc_wr_set_sge;
-	x->wr_set_sge_list = sxrc_wr_set_sge_list;
-	x->wr_set_inline_data = sxrc_wr_set_inline_data;
-	x->wr_set_inline_data_list = sxrc_wr_set_inline_data_list;
+	x->wr_start = sxu_wr_start;
+	x->wr_complete = sxu_wr_complete;
+	x->wr_abort = sxu_wr_abort;
+	x->wr_send = sxu_wr_send;
+	x->wr_send_imm = sxu_wr_send_imm;
+	x->wr_send_inv = sxu_wr_send_inv;
+	x->wr_local_inv = sxu_wr_local_inv;
+	x->wr_bind_mw = sxu_wr_bind_mw;
+	x->wr_rdma_write = sxu_wr_rdma_write;
+	x->wr_rdma_write_imm = sxu_wr_rdma_write_imm;
+	x->wr_rdma_read = sxu_wr_rdma_read;
+	x->wr_atomic_cmp_swp = sxu_wr_atomic_cmp_swp;
+	x->wr_atomic_fetch_add = sxu_wr_atomic_fetch_add;
+	x->wr_set_ud_addr = sxu_wr_set_ud_addr;
+	x->wr_set_xrc_srqn = sxu_wr_set_xrc_srqn;
+	x->wr_set_sge = sxu_wr_set_sge;
+	x->wr_set_sge_list = sxu_wr_set_sge_list;
+	x->wr_set_inline_data = sxu_wr_set_inline_data;
+	x->wr_set_inline_data_list = sxu_wr_set_inline_data_list;
 }
 
-SXRC_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+SXU_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
-	return &to_sxrc_qp(qp)->ibqp_ex;
+	return &to_sxu_qp(qp)->ibqp_ex;
 }

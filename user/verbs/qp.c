@@ -6,23 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
 /* What ibv_wr_*() can build (IBV_QP_EX_WITH_*). */
-#define SXRC_SEND_OPS_SUPPORTED						\
+#define SXU_SEND_OPS_SUPPORTED						\
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
 	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |		\
 	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV |	\
 	 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_BIND_MW)
 
-struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
+struct ibv_qp *sxu_create_qp_ex(struct ibv_context *context,
 				 struct ibv_qp_init_attr_ex *attr)
 {
 	struct sxrc_create_qp_in in = { 0 };
 	struct sxrc_create_qp_out out;
-	struct sxrc_pd *pdom = NULL;
-	struct sxrc_qp *qp;
+	struct sxu_pd *pdom = NULL;
+	struct sxu_qp *qp;
 	bool custom;
 	int ret;
 
@@ -45,7 +45,7 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 		return NULL;
 	}
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	    (attr->send_ops_flags & ~SXRC_SEND_OPS_SUPPORTED)) {
+	    (attr->send_ops_flags & ~SXU_SEND_OPS_SUPPORTED)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -60,11 +60,11 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 			errno = EINVAL;
 			return NULL;
 		}
-		pdom = sxrc_pdom_get(attr->pd);
+		pdom = sxu_pdom_get(attr->pd);
 	}
-	qp = sxrc_obj_alloc(pdom, sizeof(*qp), SXRC_RES_TYPE_QP, &custom);
+	qp = sxu_obj_alloc(pdom, sizeof(*qp), SXRC_RES_TYPE_QP, &custom);
 	if (!qp) {
-		sxrc_pdom_put(pdom);
+		sxu_pdom_put(pdom);
 		return NULL;
 	}
 	qp->custom_mem = custom;
@@ -73,9 +73,9 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 	in.user_cookie = (uintptr_t)&qp->ibqp;
 	in.qp_type = attr->qp_type;
 	if (attr->qp_type == IBV_QPT_XRC_RECV) {
-		in.xrcd_handle = to_sxrc_xrcd(attr->xrcd)->handle;
+		in.xrcd_handle = to_sxu_xrcd(attr->xrcd)->handle;
 	} else {
-		in.pd_handle = to_sxrc_pd(attr->pd)->handle;
+		in.pd_handle = to_sxu_pd(attr->pd)->handle;
 		in.send_cq_handle = attr->send_cq->handle;
 		in.recv_cq_handle = attr->recv_cq ? attr->recv_cq->handle : 0;
 		in.srq_handle = attr->srq ? attr->srq->handle : 0;
@@ -87,18 +87,18 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 		in.max_inline_data = attr->cap.max_inline_data;
 	}
 
-	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_CREATE,
+	ret = sxu_invoke(context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_CREATE,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
 		if (ret == ENOMEM)
-			sxrc_explain_limit(context, "qp");
+			sxu_explain_limit(context, "qp");
 		goto err_free;
 	}
-	ret = sxrc_uwq_init(context, &qp->sq, &out.sq,
+	ret = sxu_uwq_init(context, &qp->sq, &out.sq,
 			    out.cap.max_send_sge, out.cap.max_inline_data);
 	if (ret)
 		goto err_destroy;
-	ret = sxrc_uwq_init(context, &qp->rq, &out.rq,
+	ret = sxu_uwq_init(context, &qp->rq, &out.rq,
 			    out.cap.max_recv_sge, 0);
 	if (ret)
 		goto err_sq;
@@ -118,7 +118,7 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 	qp->ibqp.qp_type = attr->qp_type;
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
-	sxrc_qp_init_wr_ops(qp);
+	sxu_qp_init_wr_ops(qp);
 
 	attr->cap.max_send_wr = out.cap.max_send_wr;
 	attr->cap.max_recv_wr = out.cap.max_recv_wr;
@@ -128,18 +128,18 @@ struct ibv_qp *sxrc_create_qp_ex(struct ibv_context *context,
 	return &qp->ibqp;
 
 err_sq:
-	sxrc_uwq_fini(context, &qp->sq);
+	sxu_uwq_fini(context, &qp->sq);
 err_destroy:
-	sxrc_destroy_handle(context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_DESTROY,
+	sxu_destroy_handle(context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_DESTROY,
 			    out.handle);
 err_free:
-	sxrc_obj_free(pdom, qp, SXRC_RES_TYPE_QP, custom);
-	sxrc_pdom_put(pdom);
+	sxu_obj_free(pdom, qp, SXRC_RES_TYPE_QP, custom);
+	sxu_pdom_put(pdom);
 	errno = ret;
 	return NULL;
 }
 
-SXRC_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
+SXU_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 					 struct ibv_qp_init_attr *attr)
 {
 	struct ibv_qp_init_attr_ex ex = {
@@ -159,37 +159,37 @@ SXRC_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 		errno = EINVAL;
 		return NULL;
 	}
-	qp = sxrc_create_qp_ex(pd->context, &ex);
+	qp = sxu_create_qp_ex(pd->context, &ex);
 	if (qp)
 		attr->cap = ex.cap;
 	return qp;
 }
 
-SXRC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
+SXU_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 {
-	struct sxrc_qp *qp = to_sxrc_qp(ibqp);
+	struct sxu_qp *qp = to_sxu_qp(ibqp);
 	struct sxrc_handle_in in = { .handle = ibqp->handle };
 	struct sxrc_destroy_out out;
-	struct sxrc_pd *pdom;
+	struct sxu_pd *pdom;
 	int ret;
 
-	ret = sxrc_invoke(ibqp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_DESTROY,
+	ret = sxu_invoke(ibqp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_DESTROY,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret)
 		return ret;
-	sxrc_wait_events(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed,
+	sxu_wait_events(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed,
 			 out.async_events);
-	sxrc_uwq_fini(ibqp->context, &qp->sq);
-	sxrc_uwq_fini(ibqp->context, &qp->rq);
+	sxu_uwq_fini(ibqp->context, &qp->sq);
+	sxu_uwq_fini(ibqp->context, &qp->rq);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
 	pdom = qp->pdom;
-	sxrc_obj_free(pdom, qp, SXRC_RES_TYPE_QP, qp->custom_mem);
-	sxrc_pdom_put(pdom);
+	sxu_obj_free(pdom, qp, SXRC_RES_TYPE_QP, qp->custom_mem);
+	sxu_pdom_put(pdom);
 	return 0;
 }
 
-static void sxrc_ah_to_kern(struct sxrc_ah_attr *k, const struct ibv_ah_attr *a)
+static void sxu_ah_to_kern(struct sxrc_ah_attr *k, const struct ibv_ah_attr *a)
 {
 	memcpy(k->dgid, a->grh.dgid.raw, sizeof(k->dgid));
 	k->flow_label = a->grh.flow_label;
@@ -204,7 +204,7 @@ static void sxrc_ah_to_kern(struct sxrc_ah_attr *k, const struct ibv_ah_attr *a)
 	k->port_num = a->port_num;
 }
 
-static void sxrc_ah_from_kern(struct ibv_ah_attr *a, const struct sxrc_ah_attr *k)
+static void sxu_ah_from_kern(struct ibv_ah_attr *a, const struct sxrc_ah_attr *k)
 {
 	memcpy(a->grh.dgid.raw, k->dgid, sizeof(k->dgid));
 	a->grh.flow_label = k->flow_label;
@@ -220,7 +220,7 @@ static void sxrc_ah_from_kern(struct ibv_ah_attr *a, const struct sxrc_ah_attr *
 }
 
 /* Fields the application did not name in the mask are not read. */
-void sxrc_qp_attr_to_kern(struct sxrc_qp_attr *k,
+void sxu_qp_attr_to_kern(struct sxrc_qp_attr *k,
 				 const struct ibv_qp_attr *a, int mask)
 {
 	k->qp_state = a->qp_state;
@@ -233,9 +233,9 @@ void sxrc_qp_attr_to_kern(struct sxrc_qp_attr *k,
 	k->dest_qp_num = a->dest_qp_num;
 	k->qp_access_flags = a->qp_access_flags;
 	if (mask & IBV_QP_AV)
-		sxrc_ah_to_kern(&k->ah_attr, &a->ah_attr);
+		sxu_ah_to_kern(&k->ah_attr, &a->ah_attr);
 	if (mask & IBV_QP_ALT_PATH)
-		sxrc_ah_to_kern(&k->alt_ah_attr, &a->alt_ah_attr);
+		sxu_ah_to_kern(&k->alt_ah_attr, &a->alt_ah_attr);
 	k->pkey_index = a->pkey_index;
 	k->alt_pkey_index = a->alt_pkey_index;
 	k->en_sqd_async_notify = a->en_sqd_async_notify;
@@ -251,7 +251,7 @@ void sxrc_qp_attr_to_kern(struct sxrc_qp_attr *k,
 	k->rate_limit = a->rate_limit;
 }
 
-SXRC_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+SXU_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			      int attr_mask)
 {
 	struct sxrc_modify_qp_in in = {
@@ -260,8 +260,8 @@ SXRC_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 	};
 	int ret;
 
-	sxrc_qp_attr_to_kern(&in.attr, attr, attr_mask);
-	ret = sxrc_invoke(qp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_MODIFY,
+	sxu_qp_attr_to_kern(&in.attr, attr, attr_mask);
+	ret = sxu_invoke(qp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_MODIFY,
 			  &in, sizeof(in), NULL, 0);
 	if (ret)
 		return ret;
@@ -270,7 +270,7 @@ SXRC_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 	return 0;
 }
 
-void sxrc_qp_attr_from_kern(struct ibv_qp_attr *attr,
+void sxu_qp_attr_from_kern(struct ibv_qp_attr *attr,
 			    const struct sxrc_qp_attr *k)
 {
 	memset(attr, 0, sizeof(*attr));
@@ -288,8 +288,8 @@ void sxrc_qp_attr_from_kern(struct ibv_qp_attr *attr,
 	attr->cap.max_send_sge = k->cap.max_send_sge;
 	attr->cap.max_recv_sge = k->cap.max_recv_sge;
 	attr->cap.max_inline_data = k->cap.max_inline_data;
-	sxrc_ah_from_kern(&attr->ah_attr, &k->ah_attr);
-	sxrc_ah_from_kern(&attr->alt_ah_attr, &k->alt_ah_attr);
+	sxu_ah_from_kern(&attr->ah_attr, &k->ah_attr);
+	sxu_ah_from_kern(&attr->alt_ah_attr, &k->alt_ah_attr);
 	attr->pkey_index = k->pkey_index;
 	attr->alt_pkey_index = k->alt_pkey_index;
 	attr->en_sqd_async_notify = k->en_sqd_async_notify;
@@ -306,7 +306,7 @@ void sxrc_qp_attr_from_kern(struct ibv_qp_attr *attr,
 	attr->rate_limit = k->rate_limit;
 }
 
-SXRC_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+SXU_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			     int attr_mask, struct ibv_qp_init_attr *init_attr)
 {
 	struct sxrc_handle_in in = { .handle = ibqp->handle };
@@ -314,11 +314,11 @@ SXRC_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	int ret;
 
 	(void)attr_mask;	/* a hint: everything is returned */
-	ret = sxrc_invoke(ibqp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_QUERY,
+	ret = sxu_invoke(ibqp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_QUERY,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret)
 		return ret;
-	sxrc_qp_attr_from_kern(attr, &out.attr);
+	sxu_qp_attr_from_kern(attr, &out.attr);
 
 	if (init_attr) {
 		memset(init_attr, 0, sizeof(*init_attr));
@@ -334,24 +334,24 @@ SXRC_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	return 0;
 }
 
-static int sxrc_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+static int sxu_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 		      uint16_t lid, uint16_t method)
 {
 	struct sxrc_mcast_in in = { .handle = qp->handle, .lid = lid };
 
 	memcpy(in.gid, gid->raw, sizeof(in.gid));
-	return sxrc_invoke(qp->context->cmd_fd, SXRC_OBJ_QP, method,
+	return sxu_invoke(qp->context->cmd_fd, SXRC_OBJ_QP, method,
 			   &in, sizeof(in), NULL, 0);
 }
 
-SXRC_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+SXU_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 				 uint16_t lid)
 {
-	return sxrc_mcast(qp, gid, lid, SXRC_QP_ATTACH_MCAST);
+	return sxu_mcast(qp, gid, lid, SXRC_QP_ATTACH_MCAST);
 }
 
-SXRC_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+SXU_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 				 uint16_t lid)
 {
-	return sxrc_mcast(qp, gid, lid, SXRC_QP_DETACH_MCAST);
+	return sxu_mcast(qp, gid, lid, SXRC_QP_DETACH_MCAST);
 }

@@ -13,13 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
-SXRC_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
+SXU_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
 	struct sxrc_handle_out out;
 	struct sxrc_create_in in;
-	struct sxrc_pd *pd;
+	struct sxu_pd *pd;
 	int ret;
 
 	pd = calloc(1, sizeof(*pd));
@@ -27,7 +27,7 @@ SXRC_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 		return NULL;
 
 	in.user_cookie = (uintptr_t)&pd->ibpd;
-	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_PD, SXRC_PD_ALLOC,
+	ret = sxu_invoke(context->cmd_fd, SXRC_OBJ_PD, SXRC_PD_ALLOC,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
 		free(pd);
@@ -41,15 +41,15 @@ SXRC_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 }
 
 /* rdma-core's rule: the handle names a PD of the context, made by any process. */
-SXRC_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context,
+SXU_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context,
 					 uint32_t pd_handle)
 {
 	struct sxrc_handle_in in = { .handle = pd_handle };
 	struct sxrc_handle_out out;
-	struct sxrc_pd *pd;
+	struct sxu_pd *pd;
 	int ret;
 
-	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_PD, SXRC_PD_QUERY,
+	ret = sxu_invoke(context->cmd_fd, SXRC_OBJ_PD, SXRC_PD_QUERY,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
 		errno = ret;
@@ -65,13 +65,13 @@ SXRC_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context,
 }
 
 /* Only this process's record goes; the PD lives on for the others. */
-SXRC_EXPORT void ibv_unimport_pd(struct ibv_pd *ibpd)
+SXU_EXPORT void ibv_unimport_pd(struct ibv_pd *ibpd)
 {
-	if (ibpd && !to_sxrc_pd(ibpd)->parent)
-		free(to_sxrc_pd(ibpd));
+	if (ibpd && !to_sxu_pd(ibpd)->parent)
+		free(to_sxu_pd(ibpd));
 }
 
-static int sxrc_dealloc_parent_domain(struct sxrc_pd *pdom)
+static int sxu_dealloc_parent_domain(struct sxu_pd *pdom)
 {
 	if (atomic_load(&pdom->users))
 		return EBUSY;
@@ -82,17 +82,17 @@ static int sxrc_dealloc_parent_domain(struct sxrc_pd *pdom)
 	return 0;
 }
 
-SXRC_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
+SXU_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
-	struct sxrc_pd *pd = to_sxrc_pd(ibpd);
+	struct sxu_pd *pd = to_sxu_pd(ibpd);
 	int ret;
 
 	if (pd->parent)
-		return sxrc_dealloc_parent_domain(pd);
+		return sxu_dealloc_parent_domain(pd);
 	/* The kernel knows nothing of parent domains: they are counted here. */
 	if (atomic_load(&pd->users))
 		return EBUSY;
-	ret = sxrc_destroy_handle(ibpd->context->cmd_fd, SXRC_OBJ_PD,
+	ret = sxu_destroy_handle(ibpd->context->cmd_fd, SXRC_OBJ_PD,
 				  SXRC_PD_DEALLOC, pd->handle);
 	if (ret)
 		return ret;
@@ -100,10 +100,10 @@ SXRC_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 	return 0;
 }
 
-struct ibv_td *sxrc_alloc_td(struct ibv_context *context,
+struct ibv_td *sxu_alloc_td(struct ibv_context *context,
 			     struct ibv_td_init_attr *attr)
 {
-	struct sxrc_td *td;
+	struct sxu_td *td;
 
 	if (!attr || attr->comp_mask) {
 		errno = EINVAL;
@@ -116,9 +116,9 @@ struct ibv_td *sxrc_alloc_td(struct ibv_context *context,
 	return &td->ibtd;
 }
 
-int sxrc_dealloc_td(struct ibv_td *ibtd)
+int sxu_dealloc_td(struct ibv_td *ibtd)
 {
-	struct sxrc_td *td = to_sxrc_td(ibtd);
+	struct sxu_td *td = to_sxu_td(ibtd);
 
 	if (atomic_load(&td->users))
 		return EBUSY;
@@ -126,21 +126,21 @@ int sxrc_dealloc_td(struct ibv_td *ibtd)
 	return 0;
 }
 
-#define SXRC_PDOM_ATTR_SUPPORTED (IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS | \
+#define SXU_PDOM_ATTR_SUPPORTED (IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS | \
 				  IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
 
-struct ibv_pd *sxrc_alloc_parent_domain(struct ibv_context *context,
+struct ibv_pd *sxu_alloc_parent_domain(struct ibv_context *context,
 					struct ibv_parent_domain_init_attr *attr)
 {
-	struct sxrc_pd *pd, *pdom;
+	struct sxu_pd *pd, *pdom;
 
 	if (!attr || !attr->pd || attr->pd->context != context ||
 	    (attr->td && attr->td->context != context) ||
-	    (attr->comp_mask & ~(uint32_t)SXRC_PDOM_ATTR_SUPPORTED)) {
+	    (attr->comp_mask & ~(uint32_t)SXU_PDOM_ATTR_SUPPORTED)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	pd = to_sxrc_pd(attr->pd);
+	pd = to_sxu_pd(attr->pd);
 	/* A parent domain extends a PD, not another parent domain. */
 	if (pd->parent) {
 		errno = EINVAL;
@@ -156,7 +156,7 @@ struct ibv_pd *sxrc_alloc_parent_domain(struct ibv_context *context,
 	pdom->parent = pd;
 	atomic_fetch_add(&pd->users, 1);
 	if (attr->td) {
-		pdom->td = to_sxrc_td(attr->td);
+		pdom->td = to_sxu_td(attr->td);
 		atomic_fetch_add(&pdom->td->users, 1);
 	}
 	/* As rdma-core's providers: a custom allocator needs both calls. */
@@ -171,34 +171,34 @@ struct ibv_pd *sxrc_alloc_parent_domain(struct ibv_context *context,
 }
 
 /* The parent domain @pd is, held for an object created on it; or NULL. */
-struct sxrc_pd *sxrc_pdom_get(struct ibv_pd *pd)
+struct sxu_pd *sxu_pdom_get(struct ibv_pd *pd)
 {
-	struct sxrc_pd *pdom;
+	struct sxu_pd *pdom;
 
 	if (!pd)
 		return NULL;
-	pdom = to_sxrc_pd(pd);
+	pdom = to_sxu_pd(pd);
 	if (!pdom->parent)
 		return NULL;
 	atomic_fetch_add(&pdom->users, 1);
 	return pdom;
 }
 
-void sxrc_pdom_put(struct sxrc_pd *pdom)
+void sxu_pdom_put(struct sxu_pd *pdom)
 {
 	if (pdom)
 		atomic_fetch_sub(&pdom->users, 1);
 }
 
 /* Cache-line alignment keeps a queue's indices apart from its neighbours. */
-#define SXRC_OBJ_ALIGN	64
+#define SXU_OBJ_ALIGN	64
 
 /*
  * The memory of an object created on @pdom, zeroed: from the domain's
  * allocator if it has one and that does not defer to the library
- * (IBV_ALLOCATOR_USE_DEFAULT); *@custom says which, for sxrc_obj_free().
+ * (IBV_ALLOCATOR_USE_DEFAULT); *@custom says which, for sxu_obj_free().
  */
-void *sxrc_obj_alloc(struct sxrc_pd *pdom, size_t size, uint64_t type,
+void *sxu_obj_alloc(struct sxu_pd *pdom, size_t size, uint64_t type,
 		     bool *custom)
 {
 	void *p;
@@ -206,7 +206,7 @@ void *sxrc_obj_alloc(struct sxrc_pd *pdom, size_t size, uint64_t type,
 	*custom = false;
 	if (pdom && pdom->alloc) {
 		p = pdom->alloc(&pdom->ibpd, pdom->pd_context, size,
-				SXRC_OBJ_ALIGN, type);
+				SXU_OBJ_ALIGN, type);
 		if (p != IBV_ALLOCATOR_USE_DEFAULT) {
 			if (!p) {
 				errno = ENOMEM;
@@ -220,7 +220,7 @@ void *sxrc_obj_alloc(struct sxrc_pd *pdom, size_t size, uint64_t type,
 	return calloc(1, size);
 }
 
-void sxrc_obj_free(struct sxrc_pd *pdom, void *obj, uint64_t type,
+void sxu_obj_free(struct sxu_pd *pdom, void *obj, uint64_t type,
 		   bool custom)
 {
 	if (custom)

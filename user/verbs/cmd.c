@@ -6,10 +6,10 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
 /**
- * sxrc_invoke - run one method of the softxrc ioctl ABI
+ * sxu_invoke - run one method of the softxrc ioctl ABI
  * @fd: the device fd of the context
  * @object: SXRC_OBJ_*
  * @method: the object's method
@@ -21,7 +21,7 @@
  * Return: 0, or the errno value the kernel returned.  errno is left set
  * to the same value, so callers that return NULL need not touch it.
  */
-int sxrc_invoke(int fd, uint16_t object, uint16_t method, const void *in,
+int sxu_invoke(int fd, uint16_t object, uint16_t method, const void *in,
 		uint32_t in_len, void *out, uint32_t out_len)
 {
 	struct sxrc_ioctl_hdr hdr = {
@@ -44,12 +44,12 @@ int sxrc_invoke(int fd, uint16_t object, uint16_t method, const void *in,
  * report event counts (CQ, QP, SRQ) want room for them; the others take
  * the longer buffer too, and leave it zeroed.
  */
-int sxrc_destroy_handle(int fd, uint16_t object, uint16_t method,
+int sxu_destroy_handle(int fd, uint16_t object, uint16_t method,
 			uint32_t handle)
 {
 	struct sxrc_handle_in in = { .handle = handle };
 	struct sxrc_destroy_out out;
 
-	return sxrc_invoke(fd, object, method, &in, sizeof(in),
+	return sxu_invoke(fd, object, method, &in, sizeof(in),
 			   &out, sizeof(out));
 }

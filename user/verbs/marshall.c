@@ -9,9 +9,9 @@
 #include <rdma/ib_user_verbs.h>
 #include <string.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
-SXRC_EXPORT void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst,
+SXU_EXPORT void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst,
 					    struct ib_uverbs_ah_attr *src)
 {
 	memcpy(dst->grh.dgid.raw, src->grh.dgid, sizeof(dst->grh.dgid));
@@ -27,7 +27,7 @@ SXRC_EXPORT void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst,
 	dst->port_num = src->port_num;
 }
 
-SXRC_EXPORT void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst,
+SXU_EXPORT void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst,
 					    struct ib_uverbs_qp_attr *src)
 {
 	dst->cur_qp_state = src->cur_qp_state;
@@ -60,7 +60,7 @@ SXRC_EXPORT void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst,
 	dst->alt_timeout = src->alt_timeout;
 }
 
-SXRC_EXPORT void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst,
+SXU_EXPORT void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst,
 					     struct ib_user_path_rec *src)
 {
 	memcpy(dst->dgid.raw, src->dgid, sizeof(dst->dgid));
@@ -84,7 +84,7 @@ SXRC_EXPORT void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst,
 	dst->preference = src->preference;
 }
 
-SXRC_EXPORT void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst,
+SXU_EXPORT void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst,
 					   struct ibv_sa_path_rec *src)
 {
 	memcpy(dst->dgid, src->dgid.raw, sizeof(src->dgid));

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
-SXRC_EXPORT int ibv_get_async_event(struct ibv_context *context,
+SXU_EXPORT int ibv_get_async_event(struct ibv_context *context,
 				    struct ibv_async_event *event)
 {
 	struct sxrc_async_event rec;
@@ -28,7 +28,7 @@ SXRC_EXPORT int ibv_get_async_event(struct ibv_context *context,
 		return -1;
 	}
 	if (rec.flags & SXRC_ASYNC_FLAG_OVERFLOW)
-		sxrc_log("async event queue overflowed: events were lost\n");
+		sxu_log("async event queue overflowed: events were lost\n");
 
 	memset(event, 0, sizeof(*event));
 	event->event_type = rec.event_type;
@@ -64,7 +64,7 @@ SXRC_EXPORT int ibv_get_async_event(struct ibv_context *context,
 }
 
 /* Count the acknowledgement that the object's destroy waits for. */
-SXRC_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
+SXU_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 {
 	pthread_mutex_t *mutex;
 	pthread_cond_t *cond;

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
 /* Pages this process has pinned already, from /proc/self/status. */
-static long sxrc_vmpin_kib(void)
+static long sxu_vmpin_kib(void)
 {
 	char line[128];
 	long kib = -1;
@@ -32,23 +32,23 @@ static long sxrc_vmpin_kib(void)
  * ENOMEM from registration is nearly always RLIMIT_MEMLOCK, and people
  * in containers meet it daily: say so, with the numbers.
  */
-static void sxrc_explain_enomem(size_t length)
+static void sxu_explain_enomem(size_t length)
 {
 	struct rlimit rl;
-	long pinned = sxrc_vmpin_kib();
+	long pinned = sxu_vmpin_kib();
 
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
 		return;
 	if (pinned < 0 || (uint64_t)pinned * 1024 + length <= rl.rlim_cur)
 		return;
-	sxrc_log("ibv_reg_mr: cannot pin %zu KiB: RLIMIT_MEMLOCK is %" PRIu64
+	sxu_log("ibv_reg_mr: cannot pin %zu KiB: RLIMIT_MEMLOCK is %" PRIu64
 		 " KiB and %ld KiB are pinned already; raise it (ulimit -l, "
 		 "/etc/security/limits.conf, or docker run --ulimit "
 		 "memlock=-1)\n", (length + 1023) / 1024,
 		 (uint64_t)rl.rlim_cur / 1024, pinned);
 }
 
-SXRC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
+SXU_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 					    size_t length, uint64_t iova,
 					    unsigned int access)
 {
@@ -60,7 +60,7 @@ SXRC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 		.access = access & ~IBV_ACCESS_OPTIONAL_RANGE,
 	};
 	struct sxrc_reg_mr_out out;
-	struct sxrc_mr *mr;
+	struct sxu_mr *mr;
 	int ret;
 
 	/* librdmacm's inline rdma_reg_*() pass id->pd, NULL on a new id. */
@@ -68,16 +68,16 @@ SXRC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 		errno = EINVAL;
 		return NULL;
 	}
-	in.pd_handle = to_sxrc_pd(pd)->handle;
+	in.pd_handle = to_sxu_pd(pd)->handle;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return NULL;
 	in.user_cookie = (uintptr_t)&mr->ibmr;
-	ret = sxrc_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_REG,
+	ret = sxu_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_REG,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
 		if (ret == ENOMEM)
-			sxrc_explain_enomem(length);
+			sxu_explain_enomem(length);
 		free(mr);
 		errno = ret;
 		return NULL;
@@ -97,7 +97,7 @@ SXRC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
  * be closed afterwards: the module holds its own reference.  As in
  * rdma-core, the MR's addr is the offset.
  */
-SXRC_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd,
+SXU_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd,
 					     uint64_t offset, size_t length,
 					     uint64_t iova, int fd, int access)
 {
@@ -109,7 +109,7 @@ SXRC_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd,
 		.fd = fd,
 	};
 	struct sxrc_reg_mr_out out;
-	struct sxrc_mr *mr;
+	struct sxu_mr *mr;
 	int ret;
 
 	if (!pd) {
@@ -120,12 +120,12 @@ SXRC_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd,
 		errno = EBADF;
 		return NULL;
 	}
-	in.pd_handle = to_sxrc_pd(pd)->handle;
+	in.pd_handle = to_sxu_pd(pd)->handle;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return NULL;
 	in.user_cookie = (uintptr_t)&mr->ibmr;
-	ret = sxrc_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_REG_DMABUF,
+	ret = sxu_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_REG_DMABUF,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
 		free(mr);
@@ -147,12 +147,12 @@ SXRC_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd,
  * the prefetch before returning, so IBV_ADVISE_MR_FLAG_FLUSH changes
  * nothing.  struct ibv_sge and struct sxrc_sge share their layout.
  */
-int sxrc_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+int sxu_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
 {
 	struct sxrc_advise_mr_in in = {
 		.sg_list = (uintptr_t)sg_list,
-		.pd_handle = to_sxrc_pd(pd)->handle,
+		.pd_handle = to_sxu_pd(pd)->handle,
 		.advice = advice,
 		.flags = flags,
 		.num_sge = num_sge,
@@ -160,34 +160,34 @@ int sxrc_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 
 	_Static_assert(sizeof(struct ibv_sge) == sizeof(struct sxrc_sge),
 		       "ibv_sge and sxrc_sge differ");
-	return sxrc_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_ADVISE,
+	return sxu_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_ADVISE,
 			   &in, sizeof(in), NULL, 0);
 }
 
 #undef ibv_reg_mr
-SXRC_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr,
+SXU_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr,
 				      size_t length, int access)
 {
 	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr, access);
 }
 
 #undef ibv_reg_mr_iova
-SXRC_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr,
+SXU_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr,
 					   size_t length, uint64_t iova,
 					   int access)
 {
 	return ibv_reg_mr_iova2(pd, addr, length, iova, access);
 }
 
-SXRC_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
+SXU_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	int ret;
 
-	ret = sxrc_destroy_handle(mr->context->cmd_fd, SXRC_OBJ_MR,
+	ret = sxu_destroy_handle(mr->context->cmd_fd, SXRC_OBJ_MR,
 				  SXRC_MR_DEREG, mr->handle);
 	if (ret)
 		return ret;
-	free(sxrc_container_of(mr, struct sxrc_mr, ibmr));
+	free(sxu_container_of(mr, struct sxu_mr, ibmr));
 	return 0;
 }
 
@@ -196,20 +196,20 @@ SXRC_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
  * process; addr is its iova, the only address that means something here.
  * An MR of another PD than @pd is refused (EINVAL).
  */
-SXRC_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+SXU_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 {
 	struct sxrc_handle_in in = { .handle = mr_handle };
 	struct sxrc_query_mr_out out;
-	struct sxrc_mr *mr;
+	struct sxu_mr *mr;
 	int ret;
 
 	if (!pd) {
 		errno = EINVAL;
 		return NULL;
 	}
-	ret = sxrc_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_QUERY,
+	ret = sxu_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_QUERY,
 			  &in, sizeof(in), &out, sizeof(out));
-	if (!ret && out.pd_handle != to_sxrc_pd(pd)->handle)
+	if (!ret && out.pd_handle != to_sxu_pd(pd)->handle)
 		ret = EINVAL;
 	if (ret) {
 		errno = ret;
@@ -229,17 +229,17 @@ SXRC_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 }
 
 /* Only this process's record goes; the MR lives on for the others. */
-SXRC_EXPORT void ibv_unimport_mr(struct ibv_mr *mr)
+SXU_EXPORT void ibv_unimport_mr(struct ibv_mr *mr)
 {
 	if (mr)
-		free(sxrc_container_of(mr, struct sxrc_mr, ibmr));
+		free(sxu_container_of(mr, struct sxu_mr, ibmr));
 }
 
 /*
  * The kernel changes everything or nothing, so a failed rereg always
  * leaves the old MR valid: IBV_REREG_MR_ERR_INPUT, with errno saying why.
  */
-SXRC_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+SXU_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
 			     void *addr, size_t length, int access)
 {
 	struct sxrc_rereg_mr_in in = {
@@ -263,13 +263,13 @@ SXRC_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
 			errno = EINVAL;
 			return IBV_REREG_MR_ERR_INPUT;
 		}
-		in.pd_handle = to_sxrc_pd(pd)->handle;
+		in.pd_handle = to_sxu_pd(pd)->handle;
 	}
-	ret = sxrc_invoke(mr->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_REREG,
+	ret = sxu_invoke(mr->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_REREG,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
 		if (ret == ENOMEM)
-			sxrc_explain_enomem(length);
+			sxu_explain_enomem(length);
 		errno = ret;
 		return IBV_REREG_MR_ERR_INPUT;
 	}

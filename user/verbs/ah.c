@@ -7,21 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
-SXRC_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd,
+SXU_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd,
 					 struct ibv_ah_attr *attr)
 {
 	struct sxrc_create_ah_in in = { 0 };
 	struct sxrc_handle_out out;
-	struct sxrc_ah *ah;
+	struct sxu_ah *ah;
 	int ret;
 
 	if (!pd) {
 		errno = EINVAL;
 		return NULL;
 	}
-	in.pd_handle = to_sxrc_pd(pd)->handle;
+	in.pd_handle = to_sxu_pd(pd)->handle;
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return NULL;
@@ -38,7 +38,7 @@ SXRC_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd,
 	in.attr.static_rate = attr->static_rate;
 	in.attr.port_num = attr->port_num;
 
-	ret = sxrc_invoke(pd->context->cmd_fd, SXRC_OBJ_AH, SXRC_AH_CREATE,
+	ret = sxu_invoke(pd->context->cmd_fd, SXRC_OBJ_AH, SXRC_AH_CREATE,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
 		free(ah);
@@ -51,19 +51,19 @@ SXRC_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd,
 	return &ah->ibah;
 }
 
-SXRC_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
+SXU_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 {
 	int ret;
 
-	ret = sxrc_destroy_handle(ah->context->cmd_fd, SXRC_OBJ_AH,
+	ret = sxu_destroy_handle(ah->context->cmd_fd, SXRC_OBJ_AH,
 				  SXRC_AH_DESTROY, ah->handle);
 	if (ret)
 		return ret;
-	free(sxrc_container_of(ah, struct sxrc_ah, ibah));
+	free(sxu_container_of(ah, struct sxu_ah, ibah));
 	return 0;
 }
 
-SXRC_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
+SXU_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
 				    uint8_t port_num, struct ibv_wc *wc,
 				    struct ibv_grh *grh,
 				    struct ibv_ah_attr *ah_attr)
@@ -94,7 +94,7 @@ SXRC_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
 	return 0;
 }
 
-SXRC_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd,
+SXU_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd,
 						 struct ibv_wc *wc,
 						 struct ibv_grh *grh,
 						 uint8_t port_num)

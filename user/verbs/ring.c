@@ -14,18 +14,18 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
 /* Remember a mapping in its context; returns 0 or ENOMEM. */
-static int sxrc_track(struct ibv_context *context, void *addr, size_t size)
+static int sxu_track(struct ibv_context *context, void *addr, size_t size)
 {
-	struct sxrc_context *ctx = to_sxrc_ctx(context);
+	struct sxu_context *ctx = to_sxu_ctx(context);
 	int ret = 0;
 
 	pthread_mutex_lock(&ctx->maps_lock);
 	if (ctx->nmaps == ctx->maxmaps) {
 		size_t max = ctx->maxmaps ? ctx->maxmaps * 2 : 16;
-		struct sxrc_map *maps = realloc(ctx->maps, max * sizeof(*maps));
+		struct sxu_map *maps = realloc(ctx->maps, max * sizeof(*maps));
 
 		if (!maps) {
 			ret = ENOMEM;
@@ -34,15 +34,15 @@ static int sxrc_track(struct ibv_context *context, void *addr, size_t size)
 		ctx->maps = maps;
 		ctx->maxmaps = max;
 	}
-	ctx->maps[ctx->nmaps++] = (struct sxrc_map){ addr, size };
+	ctx->maps[ctx->nmaps++] = (struct sxu_map){ addr, size };
 out:
 	pthread_mutex_unlock(&ctx->maps_lock);
 	return ret;
 }
 
-static void sxrc_untrack(struct ibv_context *context, void *addr)
+static void sxu_untrack(struct ibv_context *context, void *addr)
 {
-	struct sxrc_context *ctx = to_sxrc_ctx(context);
+	struct sxu_context *ctx = to_sxu_ctx(context);
 	size_t i;
 
 	pthread_mutex_lock(&ctx->maps_lock);
@@ -56,9 +56,9 @@ static void sxrc_untrack(struct ibv_context *context, void *addr)
 }
 
 /* ibv_close_device(): the kernel can let go of the context now. */
-void sxrc_unmap_all(struct ibv_context *context)
+void sxu_unmap_all(struct ibv_context *context)
 {
-	struct sxrc_context *ctx = to_sxrc_ctx(context);
+	struct sxu_context *ctx = to_sxu_ctx(context);
 	size_t i;
 
 	pthread_mutex_lock(&ctx->maps_lock);
@@ -71,7 +71,7 @@ void sxrc_unmap_all(struct ibv_context *context)
 	pthread_mutex_unlock(&ctx->maps_lock);
 }
 
-int sxrc_uring_map(struct ibv_context *context, struct sxrc_uring *r,
+int sxu_uring_map(struct ibv_context *context, struct sxu_uring *r,
 		   uint64_t offset, uint64_t size, uint32_t entries,
 		   uint32_t stride)
 {
@@ -82,7 +82,7 @@ int sxrc_uring_map(struct ibv_context *context, struct sxrc_uring *r,
 		   context->cmd_fd, offset);
 	if (map == MAP_FAILED)
 		return errno;
-	ret = sxrc_track(context, map, size);
+	ret = sxu_track(context, map, size);
 	if (ret) {
 		munmap(map, size);
 		return ret;
@@ -95,16 +95,16 @@ int sxrc_uring_map(struct ibv_context *context, struct sxrc_uring *r,
 	return 0;
 }
 
-void sxrc_uring_unmap(struct ibv_context *context, struct sxrc_uring *r)
+void sxu_uring_unmap(struct ibv_context *context, struct sxu_uring *r)
 {
 	if (r->map) {
-		sxrc_untrack(context, r->map);
+		sxu_untrack(context, r->map);
 		munmap(r->map, r->size);
 	}
 	r->map = NULL;
 }
 
-int sxrc_uwq_init(struct ibv_context *context, struct sxrc_uwq *wq,
+int sxu_uwq_init(struct ibv_context *context, struct sxu_uwq *wq,
 		  const struct sxrc_wq_info *info, uint32_t max_sge,
 		  uint32_t max_inline)
 {
@@ -116,30 +116,30 @@ int sxrc_uwq_init(struct ibv_context *context, struct sxrc_uwq *wq,
 	wq->max_inline = max_inline;
 	if (!info->mmap_size)
 		return 0;
-	ret = sxrc_uring_map(context, &wq->ring, info->mmap_offset,
+	ret = sxu_uring_map(context, &wq->ring, info->mmap_offset,
 			     info->mmap_size, info->entries, info->stride);
 	if (ret)
 		return ret;
 	/* The kernel may have consumed nothing yet; start where it is. */
-	wq->prod = atomic_load_explicit(SXRC_RING_IDX(&wq->ring.hdr->prod),
+	wq->prod = atomic_load_explicit(SXU_RING_IDX(&wq->ring.hdr->prod),
 					memory_order_relaxed);
 	return 0;
 }
 
-void sxrc_uwq_fini(struct ibv_context *context, struct sxrc_uwq *wq)
+void sxu_uwq_fini(struct ibv_context *context, struct sxu_uwq *wq)
 {
-	sxrc_uring_unmap(context, &wq->ring);
+	sxu_uring_unmap(context, &wq->ring);
 	pthread_spin_destroy(&wq->lock);
 }
 
 /* Post receive WQEs into an RQ or SRQ ring; returns 0 or an errno. */
-int sxrc_post_recv_ring(struct sxrc_uwq *wq, struct ibv_recv_wr *wr,
+int sxu_post_recv_ring(struct sxu_uwq *wq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr)
 {
-	struct sxrc_uring *r = &wq->ring;
+	struct sxu_uring *r = &wq->ring;
 	int ret = 0;
 
-	sxrc_uwq_lock(wq);
+	sxu_uwq_lock(wq);
 	for (; wr; wr = wr->next) {
 		struct sxrc_recv_wqe *wqe;
 		struct sxrc_sge *sge;
@@ -149,11 +149,11 @@ int sxrc_post_recv_ring(struct sxrc_uwq *wq, struct ibv_recv_wr *wr,
 			ret = EINVAL;
 			break;
 		}
-		if (sxrc_uring_full(r, wq->prod)) {
+		if (sxu_uring_full(r, wq->prod)) {
 			ret = ENOMEM;
 			break;
 		}
-		wqe = sxrc_uring_slot(r, wq->prod);
+		wqe = sxu_uring_slot(r, wq->prod);
 		wqe->wr_id = wr->wr_id;
 		wqe->num_sge = wr->num_sge;
 		wqe->reserved = 0;
@@ -166,8 +166,8 @@ int sxrc_post_recv_ring(struct sxrc_uwq *wq, struct ibv_recv_wr *wr,
 		wq->prod++;
 	}
 	/* Publish every WQE written above at once. */
-	sxrc_uring_publish_prod(r, wq->prod);
-	sxrc_uwq_unlock(wq);
+	sxu_uring_publish_prod(r, wq->prod);
+	sxu_uwq_unlock(wq);
 
 	if (ret && bad_wr)
 		*bad_wr = wr;
@@ -178,7 +178,7 @@ int sxrc_post_recv_ring(struct sxrc_uwq *wq, struct ibv_recv_wr *wr,
  * rdma-core's rule for destroying a CQ, QP or SRQ: wait until the
  * application acknowledged every event the kernel says it delivered.
  */
-void sxrc_wait_events(pthread_mutex_t *mutex, pthread_cond_t *cond,
+void sxu_wait_events(pthread_mutex_t *mutex, pthread_cond_t *cond,
 		      const uint32_t *acked, uint32_t reported)
 {
 	pthread_mutex_lock(mutex);

@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sxrc.h"
+#include "sxu.h"
 
 
-SXRC_EXPORT struct ibv_comp_channel *
+SXU_EXPORT struct ibv_comp_channel *
 ibv_create_comp_channel(struct ibv_context *context)
 {
 	struct ibv_comp_channel *ch;
@@ -25,7 +25,7 @@ ibv_create_comp_channel(struct ibv_context *context)
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return NULL;
-	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_CHANNEL,
+	ret = sxu_invoke(context->cmd_fd, SXRC_OBJ_CHANNEL,
 			  SXRC_CHANNEL_CREATE, NULL, 0, &out, sizeof(out));
 	if (ret) {
 		free(ch);
@@ -37,7 +37,7 @@ ibv_create_comp_channel(struct ibv_context *context)
 	return ch;
 }
 
-SXRC_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+SXU_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
 	struct ibv_context *context = channel->context;
 
@@ -52,7 +52,7 @@ SXRC_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-SXRC_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel,
+SXU_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel,
 				 struct ibv_cq **cq, void **cq_context)
 {
 	struct sxrc_comp_event ev;
@@ -70,7 +70,7 @@ SXRC_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel,
 	return 0;
 }
 
-SXRC_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+SXU_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
 	pthread_mutex_lock(&cq->mutex);
 	cq->comp_events_completed += nevents;
@@ -78,24 +78,24 @@ SXRC_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 	pthread_mutex_unlock(&cq->mutex);
 }
 
-static inline void sxrc_cq_lock(struct sxrc_cq *cq)
+static inline void sxu_cq_lock(struct sxu_cq *cq)
 {
 	if (!cq->no_lock)
 		pthread_spin_lock(&cq->lock);
 }
 
-static inline void sxrc_cq_unlock(struct sxrc_cq *cq)
+static inline void sxu_cq_unlock(struct sxu_cq *cq)
 {
 	if (!cq->no_lock)
 		pthread_spin_unlock(&cq->lock);
 }
 
 /* @pdom: the parent domain the CQ is created on, held; or NULL. */
-static struct sxrc_cq *sxrc_cq_new(struct ibv_context *context, int cqe,
+static struct sxu_cq *sxu_cq_new(struct ibv_context *context, int cqe,
 				   void *cq_context,
 				   struct ibv_comp_channel *channel,
 				   int comp_vector, uint32_t flags,
-				   struct sxrc_pd *pdom)
+				   struct sxu_pd *pdom)
 {
 	struct sxrc_create_cq_in in = {
 		.cqe = cqe,
@@ -104,7 +104,7 @@ static struct sxrc_cq *sxrc_cq_new(struct ibv_context *context, int cqe,
 		.flags = flags,
 	};
 	struct sxrc_cq_ring_out out = { 0 };
-	struct sxrc_cq *cq;
+	struct sxu_cq *cq;
 	bool custom;
 	int ret;
 
@@ -112,24 +112,24 @@ static struct sxrc_cq *sxrc_cq_new(struct ibv_context *context, int cqe,
 		errno = EINVAL;
 		return NULL;
 	}
-	cq = sxrc_obj_alloc(pdom, sizeof(*cq), SXRC_RES_TYPE_CQ, &custom);
+	cq = sxu_obj_alloc(pdom, sizeof(*cq), SXRC_RES_TYPE_CQ, &custom);
 	if (!cq)
 		return NULL;
 	cq->custom_mem = custom;
 	cq->pdom = pdom;
 	cq->no_lock = pdom && pdom->td;
 	in.user_cookie = (uintptr_t)&cq->ibcq;
-	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_CQ, SXRC_CQ_CREATE,
+	ret = sxu_invoke(context->cmd_fd, SXRC_OBJ_CQ, SXRC_CQ_CREATE,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
 		if (ret == ENOMEM)
-			sxrc_explain_limit(context, "cq");
+			sxu_explain_limit(context, "cq");
 		goto err_free;
 	}
 	/* A kernel without SXRC_CQ_CREATE_TIMESTAMP reports no stride. */
 	if (!out.cqe_stride)
 		out.cqe_stride = sizeof(struct sxrc_cqe);
-	ret = sxrc_uring_map(context, &cq->ring, out.mmap_offset,
+	ret = sxu_uring_map(context, &cq->ring, out.mmap_offset,
 			     out.mmap_size, out.cqe, out.cqe_stride);
 	if (ret)
 		goto err_destroy;
@@ -150,79 +150,79 @@ static struct sxrc_cq *sxrc_cq_new(struct ibv_context *context, int cqe,
 	return cq;
 
 err_destroy:
-	sxrc_destroy_handle(context->cmd_fd, SXRC_OBJ_CQ, SXRC_CQ_DESTROY,
+	sxu_destroy_handle(context->cmd_fd, SXRC_OBJ_CQ, SXRC_CQ_DESTROY,
 			    out.handle);
 err_free:
-	sxrc_obj_free(pdom, cq, SXRC_RES_TYPE_CQ, custom);
+	sxu_obj_free(pdom, cq, SXRC_RES_TYPE_CQ, custom);
 	errno = ret;
 	return NULL;
 }
 
-SXRC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
+SXU_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 					 void *cq_context,
 					 struct ibv_comp_channel *channel,
 					 int comp_vector)
 {
-	struct sxrc_cq *cq = sxrc_cq_new(context, cqe, cq_context, channel,
+	struct sxu_cq *cq = sxu_cq_new(context, cqe, cq_context, channel,
 					 comp_vector, 0, NULL);
 
 	return cq ? &cq->ibcq : NULL;
 }
 
-SXRC_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
+SXU_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 {
-	struct sxrc_cq *cq = to_sxrc_cq(ibcq);
+	struct sxu_cq *cq = to_sxu_cq(ibcq);
 	struct ibv_comp_channel *channel = ibcq->channel;
 	struct ibv_context *context = ibcq->context;
-	struct sxrc_pd *pdom;
+	struct sxu_pd *pdom;
 	struct sxrc_handle_in in = { .handle = ibcq->handle };
 	struct sxrc_destroy_out out;
 	int ret;
 
-	ret = sxrc_invoke(context->cmd_fd, SXRC_OBJ_CQ, SXRC_CQ_DESTROY,
+	ret = sxu_invoke(context->cmd_fd, SXRC_OBJ_CQ, SXRC_CQ_DESTROY,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret)
 		return ret;
 
-	sxrc_wait_events(&ibcq->mutex, &ibcq->cond,
+	sxu_wait_events(&ibcq->mutex, &ibcq->cond,
 			 &ibcq->comp_events_completed, out.comp_events);
-	sxrc_wait_events(&ibcq->mutex, &ibcq->cond,
+	sxu_wait_events(&ibcq->mutex, &ibcq->cond,
 			 &ibcq->async_events_completed, out.async_events);
 	if (channel) {
 		pthread_mutex_lock(&context->mutex);
 		channel->refcnt--;
 		pthread_mutex_unlock(&context->mutex);
 	}
-	sxrc_uring_unmap(context, &cq->ring);
+	sxu_uring_unmap(context, &cq->ring);
 	pthread_spin_destroy(&cq->lock);
 	pthread_mutex_destroy(&ibcq->mutex);
 	pthread_cond_destroy(&ibcq->cond);
 	/* The domain may go once released: free through it first. */
 	pdom = cq->pdom;
-	sxrc_obj_free(pdom, cq, SXRC_RES_TYPE_CQ, cq->custom_mem);
-	sxrc_pdom_put(pdom);
+	sxu_obj_free(pdom, cq, SXRC_RES_TYPE_CQ, cq->custom_mem);
+	sxu_pdom_put(pdom);
 	return 0;
 }
 
-SXRC_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
+SXU_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-	struct sxrc_cq *cq = to_sxrc_cq(ibcq);
+	struct sxu_cq *cq = to_sxu_cq(ibcq);
 	struct sxrc_resize_cq_in in = { .handle = ibcq->handle, .cqe = cqe };
 	struct sxrc_cq_ring_out out = { 0 };
-	struct sxrc_uring old;
+	struct sxu_uring old;
 	int ret;
 
 	if (cqe <= 0)
 		return EINVAL;
-	sxrc_cq_lock(cq);
+	sxu_cq_lock(cq);
 	/* Hand back what was polled, so the kernel moves only the rest. */
-	sxrc_uring_publish_cons(&cq->ring, cq->cons);
-	ret = sxrc_invoke(ibcq->context->cmd_fd, SXRC_OBJ_CQ, SXRC_CQ_RESIZE,
+	sxu_uring_publish_cons(&cq->ring, cq->cons);
+	ret = sxu_invoke(ibcq->context->cmd_fd, SXRC_OBJ_CQ, SXRC_CQ_RESIZE,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret)
 		goto out_unlock;
 	old = cq->ring;
-	ret = sxrc_uring_map(ibcq->context, &cq->ring,
+	ret = sxu_uring_map(ibcq->context, &cq->ring,
 			     out.mmap_offset, out.mmap_size, out.cqe,
 			     old.stride);
 	if (ret) {
@@ -230,15 +230,15 @@ SXRC_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 		cq->ring = old;
 		goto out_unlock;
 	}
-	sxrc_uring_unmap(ibcq->context, &old);
+	sxu_uring_unmap(ibcq->context, &old);
 	cq->cons = 0;
 	ibcq->cqe = out.cqe;
 out_unlock:
-	sxrc_cq_unlock(cq);
+	sxu_cq_unlock(cq);
 	return ret;
 }
 
-static void sxrc_fill_wc(struct ibv_wc *wc, const struct sxrc_cqe *cqe)
+static void sxu_fill_wc(struct ibv_wc *wc, const struct sxrc_cqe *cqe)
 {
 	wc->wr_id = cqe->wr_id;
 	wc->status = cqe->status;
@@ -255,34 +255,34 @@ static void sxrc_fill_wc(struct ibv_wc *wc, const struct sxrc_cqe *cqe)
 	wc->dlid_path_bits = cqe->dlid_path_bits;
 }
 
-int sxrc_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+int sxu_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
-	struct sxrc_cq *cq = to_sxrc_cq(ibcq);
+	struct sxu_cq *cq = to_sxu_cq(ibcq);
 	uint32_t prod;
 	int n = 0;
 
-	sxrc_cq_lock(cq);
-	prod = sxrc_uring_prod(&cq->ring);
+	sxu_cq_lock(cq);
+	prod = sxu_uring_prod(&cq->ring);
 	while (n < ne && cq->cons != prod) {
-		sxrc_fill_wc(&wc[n++], sxrc_uring_slot(&cq->ring, cq->cons));
+		sxu_fill_wc(&wc[n++], sxu_uring_slot(&cq->ring, cq->cons));
 		cq->cons++;
 	}
 	if (n) {
 		/* The slots are read: the kernel may reuse them. */
-		sxrc_uring_publish_cons(&cq->ring, cq->cons);
-	} else if (sxrc_uring_flags(&cq->ring) & SXRC_RING_ERROR) {
+		sxu_uring_publish_cons(&cq->ring, cq->cons);
+	} else if (sxu_uring_flags(&cq->ring) & SXRC_RING_ERROR) {
 		/* Overrun: IBV_EVENT_CQ_ERR was raised; nothing is left. */
 		n = -1;
 	}
-	sxrc_cq_unlock(cq);
+	sxu_cq_unlock(cq);
 	return n;
 }
 
-int sxrc_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+int sxu_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
-	struct sxrc_cq *cq = to_sxrc_cq(ibcq);
+	struct sxu_cq *cq = to_sxu_cq(ibcq);
 
-	atomic_store_explicit(SXRC_RING_IDX(&cq->ring.hdr->arm),
+	atomic_store_explicit(SXU_RING_IDX(&cq->ring.hdr->arm),
 			      solicited_only ? SXRC_CQ_ARM_SOLICITED :
 					       SXRC_CQ_ARM_NEXT,
 			      memory_order_relaxed);
@@ -300,133 +300,133 @@ int sxrc_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
  * reading the same ring as ibv_poll_cq().
  */
 
-#define SXRC_WC_EX_TIMESTAMPS	(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+#define SXU_WC_EX_TIMESTAMPS	(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
 				 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
-#define SXRC_WC_EX_SUPPORTED	(IBV_WC_STANDARD_FLAGS | SXRC_WC_EX_TIMESTAMPS)
+#define SXU_WC_EX_SUPPORTED	(IBV_WC_STANDARD_FLAGS | SXU_WC_EX_TIMESTAMPS)
 
-static inline struct sxrc_cq *to_sxrc_cqx(struct ibv_cq_ex *cqx)
+static inline struct sxu_cq *to_sxu_cqx(struct ibv_cq_ex *cqx)
 {
-	return sxrc_container_of(cqx, struct sxrc_cq, ibcq_ex);
+	return sxu_container_of(cqx, struct sxu_cq, ibcq_ex);
 }
 
-static inline const struct sxrc_cqe_ts *sxrc_cur_ts(struct sxrc_cq *cq)
+static inline const struct sxrc_cqe_ts *sxu_cur_ts(struct sxu_cq *cq)
 {
 	return (const struct sxrc_cqe_ts *)cq->cur;
 }
 
 /* Take the next CQE, if any, as the current one.  Called under cq->lock. */
-static int sxrc_cq_take(struct sxrc_cq *cq)
+static int sxu_cq_take(struct sxu_cq *cq)
 {
-	if (cq->cons == sxrc_uring_prod(&cq->ring)) {
+	if (cq->cons == sxu_uring_prod(&cq->ring)) {
 		cq->cur = NULL;
 		return ENOENT;
 	}
-	cq->cur = sxrc_uring_slot(&cq->ring, cq->cons++);
+	cq->cur = sxu_uring_slot(&cq->ring, cq->cons++);
 	cq->ibcq_ex.wr_id = cq->cur->wr_id;
 	cq->ibcq_ex.status = cq->cur->status;
 	return 0;
 }
 
-static int sxrc_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
+static int sxu_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 {
-	struct sxrc_cq *cq = to_sxrc_cqx(cqx);
+	struct sxu_cq *cq = to_sxu_cqx(cqx);
 	int ret;
 
 	if (attr && attr->comp_mask)
 		return EINVAL;
-	sxrc_cq_lock(cq);
-	ret = sxrc_cq_take(cq);
+	sxu_cq_lock(cq);
+	ret = sxu_cq_take(cq);
 	if (!ret)
 		return 0;	/* the lock is held until ibv_end_poll() */
 	/* Overrun: IBV_EVENT_CQ_ERR was raised; nothing is left. */
-	if (sxrc_uring_flags(&cq->ring) & SXRC_RING_ERROR)
+	if (sxu_uring_flags(&cq->ring) & SXRC_RING_ERROR)
 		ret = EIO;
-	sxrc_cq_unlock(cq);
+	sxu_cq_unlock(cq);
 	return ret;
 }
 
-static int sxrc_next_poll(struct ibv_cq_ex *cqx)
+static int sxu_next_poll(struct ibv_cq_ex *cqx)
 {
-	return sxrc_cq_take(to_sxrc_cqx(cqx));
+	return sxu_cq_take(to_sxu_cqx(cqx));
 }
 
-static void sxrc_end_poll(struct ibv_cq_ex *cqx)
+static void sxu_end_poll(struct ibv_cq_ex *cqx)
 {
-	struct sxrc_cq *cq = to_sxrc_cqx(cqx);
+	struct sxu_cq *cq = to_sxu_cqx(cqx);
 
 	cq->cur = NULL;
 	/* The slots are read: the kernel may reuse them. */
-	sxrc_uring_publish_cons(&cq->ring, cq->cons);
-	sxrc_cq_unlock(cq);
+	sxu_uring_publish_cons(&cq->ring, cq->cons);
+	sxu_cq_unlock(cq);
 }
 
-static enum ibv_wc_opcode sxrc_read_opcode(struct ibv_cq_ex *cqx)
+static enum ibv_wc_opcode sxu_read_opcode(struct ibv_cq_ex *cqx)
 {
-	return to_sxrc_cqx(cqx)->cur->opcode;
+	return to_sxu_cqx(cqx)->cur->opcode;
 }
 
-static uint32_t sxrc_read_vendor_err(struct ibv_cq_ex *cqx)
+static uint32_t sxu_read_vendor_err(struct ibv_cq_ex *cqx)
 {
-	return to_sxrc_cqx(cqx)->cur->vendor_err;
+	return to_sxu_cqx(cqx)->cur->vendor_err;
 }
 
-static uint32_t sxrc_read_byte_len(struct ibv_cq_ex *cqx)
+static uint32_t sxu_read_byte_len(struct ibv_cq_ex *cqx)
 {
-	return to_sxrc_cqx(cqx)->cur->byte_len;
+	return to_sxu_cqx(cqx)->cur->byte_len;
 }
 
-static __be32 sxrc_read_imm_data(struct ibv_cq_ex *cqx)
+static __be32 sxu_read_imm_data(struct ibv_cq_ex *cqx)
 {
-	return to_sxrc_cqx(cqx)->cur->imm_data;
+	return to_sxu_cqx(cqx)->cur->imm_data;
 }
 
-static uint32_t sxrc_read_qp_num(struct ibv_cq_ex *cqx)
+static uint32_t sxu_read_qp_num(struct ibv_cq_ex *cqx)
 {
-	return to_sxrc_cqx(cqx)->cur->qp_num;
+	return to_sxu_cqx(cqx)->cur->qp_num;
 }
 
-static uint32_t sxrc_read_src_qp(struct ibv_cq_ex *cqx)
+static uint32_t sxu_read_src_qp(struct ibv_cq_ex *cqx)
 {
-	return to_sxrc_cqx(cqx)->cur->src_qp;
+	return to_sxu_cqx(cqx)->cur->src_qp;
 }
 
-static unsigned int sxrc_read_wc_flags(struct ibv_cq_ex *cqx)
+static unsigned int sxu_read_wc_flags(struct ibv_cq_ex *cqx)
 {
-	return to_sxrc_cqx(cqx)->cur->wc_flags;
+	return to_sxu_cqx(cqx)->cur->wc_flags;
 }
 
-static uint32_t sxrc_read_slid(struct ibv_cq_ex *cqx)
+static uint32_t sxu_read_slid(struct ibv_cq_ex *cqx)
 {
-	return to_sxrc_cqx(cqx)->cur->slid;
+	return to_sxu_cqx(cqx)->cur->slid;
 }
 
-static uint8_t sxrc_read_sl(struct ibv_cq_ex *cqx)
+static uint8_t sxu_read_sl(struct ibv_cq_ex *cqx)
 {
-	return to_sxrc_cqx(cqx)->cur->sl;
+	return to_sxu_cqx(cqx)->cur->sl;
 }
 
-static uint8_t sxrc_read_dlid_path_bits(struct ibv_cq_ex *cqx)
+static uint8_t sxu_read_dlid_path_bits(struct ibv_cq_ex *cqx)
 {
-	return to_sxrc_cqx(cqx)->cur->dlid_path_bits;
+	return to_sxu_cqx(cqx)->cur->dlid_path_bits;
 }
 
-static uint64_t sxrc_read_completion_ts(struct ibv_cq_ex *cqx)
+static uint64_t sxu_read_completion_ts(struct ibv_cq_ex *cqx)
 {
-	return sxrc_cur_ts(to_sxrc_cqx(cqx))->ts_ns;
+	return sxu_cur_ts(to_sxu_cqx(cqx))->ts_ns;
 }
 
-static uint64_t sxrc_read_completion_wallclock_ns(struct ibv_cq_ex *cqx)
+static uint64_t sxu_read_completion_wallclock_ns(struct ibv_cq_ex *cqx)
 {
-	return sxrc_cur_ts(to_sxrc_cqx(cqx))->wallclock_ns;
+	return sxu_cur_ts(to_sxu_cqx(cqx))->wallclock_ns;
 }
 
-struct ibv_cq_ex *sxrc_create_cq_ex(struct ibv_context *context,
+struct ibv_cq_ex *sxu_create_cq_ex(struct ibv_context *context,
 				    struct ibv_cq_init_attr_ex *attr)
 {
-	struct sxrc_context *ctx = to_sxrc_ctx(context);
-	struct sxrc_pd *pdom = NULL;
+	struct sxu_context *ctx = to_sxu_ctx(context);
+	struct sxu_pd *pdom = NULL;
 	struct ibv_cq_ex *x;
-	struct sxrc_cq *cq;
+	struct sxu_cq *cq;
 	uint32_t flags = 0;
 
 	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
@@ -443,15 +443,15 @@ struct ibv_cq_ex *sxrc_create_cq_ex(struct ibv_context *context,
 	/* Only a parent domain (not a plain PD) of this context. */
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
 	    (!attr->parent_domain || attr->parent_domain->context != context ||
-	     !to_sxrc_pd(attr->parent_domain)->parent)) {
+	     !to_sxu_pd(attr->parent_domain)->parent)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->wc_flags & ~(uint64_t)SXRC_WC_EX_SUPPORTED) {
+	if (attr->wc_flags & ~(uint64_t)SXU_WC_EX_SUPPORTED) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (attr->wc_flags & SXRC_WC_EX_TIMESTAMPS) {
+	if (attr->wc_flags & SXU_WC_EX_TIMESTAMPS) {
 		if (!(ctx->features & SXRC_FEATURE_CQE_TIMESTAMP)) {
 			errno = EOPNOTSUPP;
 			return NULL;
@@ -464,41 +464,41 @@ struct ibv_cq_ex *sxrc_create_cq_ex(struct ibv_context *context,
 	}
 
 	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
-		pdom = sxrc_pdom_get(attr->parent_domain);
-	cq = sxrc_cq_new(context, attr->cqe, attr->cq_context, attr->channel,
+		pdom = sxu_pdom_get(attr->parent_domain);
+	cq = sxu_cq_new(context, attr->cqe, attr->cq_context, attr->channel,
 			 attr->comp_vector, flags, pdom);
 	if (!cq) {
-		sxrc_pdom_put(pdom);
+		sxu_pdom_put(pdom);
 		return NULL;
 	}
 	cq->wc_flags = attr->wc_flags;
 
 	x = &cq->ibcq_ex;
-	x->start_poll = sxrc_start_poll;
-	x->next_poll = sxrc_next_poll;
-	x->end_poll = sxrc_end_poll;
-	x->read_opcode = sxrc_read_opcode;
-	x->read_vendor_err = sxrc_read_vendor_err;
-	x->read_wc_flags = sxrc_read_wc_flags;
+	x->start_poll = sxu_start_poll;
+	x->next_poll = sxu_next_poll;
+	x->end_poll = sxu_end_poll;
+	x->read_opcode = sxu_read_opcode;
+	x->read_vendor_err = sxu_read_vendor_err;
+	x->read_wc_flags = sxu_read_wc_flags;
 	if (attr->wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
-		x->read_byte_len = sxrc_read_byte_len;
+		x->read_byte_len = sxu_read_byte_len;
 	if (attr->wc_flags & IBV_WC_EX_WITH_IMM)
-		x->read_imm_data = sxrc_read_imm_data;
+		x->read_imm_data = sxu_read_imm_data;
 	if (attr->wc_flags & IBV_WC_EX_WITH_QP_NUM)
-		x->read_qp_num = sxrc_read_qp_num;
+		x->read_qp_num = sxu_read_qp_num;
 	if (attr->wc_flags & IBV_WC_EX_WITH_SRC_QP)
-		x->read_src_qp = sxrc_read_src_qp;
+		x->read_src_qp = sxu_read_src_qp;
 	if (attr->wc_flags & IBV_WC_EX_WITH_SLID)
-		x->read_slid = sxrc_read_slid;
+		x->read_slid = sxu_read_slid;
 	if (attr->wc_flags & IBV_WC_EX_WITH_SL)
-		x->read_sl = sxrc_read_sl;
+		x->read_sl = sxu_read_sl;
 	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
-		x->read_dlid_path_bits = sxrc_read_dlid_path_bits;
+		x->read_dlid_path_bits = sxu_read_dlid_path_bits;
 	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
-		x->read_completion_ts = sxrc_read_completion_ts;
+		x->read_completion_ts = sxu_read_completion_ts;
 	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 		x->read_completion_wallclock_ns =
-			sxrc_read_completion_wallclock_ns;
+			sxu_read_completion_wallclock_ns;
 	return x;
 }
 
@@ -507,10 +507,10 @@ struct ibv_cq_ex *sxrc_create_cq_ex(struct ibv_context *context,
  * sxrc_cqe_ts): the raw clock is read here, with no system call on
  * kernels with a vDSO.
  */
-int sxrc_query_rt_values(struct ibv_context *context,
+int sxu_query_rt_values(struct ibv_context *context,
 			 struct ibv_values_ex *values)
 {
-	struct sxrc_context *ctx = to_sxrc_ctx(context);
+	struct sxu_context *ctx = to_sxu_ctx(context);
 	uint32_t mask = values->comp_mask;
 
 	if (mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK)
