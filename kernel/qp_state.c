@@ -9,7 +9,7 @@
  * Anything else in the mask, a pair that is not listed, or a required
  * attribute missing, makes the modify fail with EINVAL.
  */
-#include "sxrc.h"
+#include "engine.h"
 
 /* QP types indexing the masks below. */
 enum sxrc_qpt_index {
@@ -236,4 +236,95 @@ bool sxrc_qp_transition_ok(u32 type, u32 cur, u32 next, u32 mask)
 	if ((mask & req) != req)
 		return false;
 	return !(mask & ~(req | opt | SXRC_QP_STATE));
+}
+
+/* ------------------------------------------------------------------
+ * The error state: flushing what is posted
+ */
+
+/*
+ * Complete every WQE of @wq the kernel has not consumed with
+ * WR_FLUSH_ERR.  The caller serialises consumers of @wq.
+ */
+static void sxrc_wq_flush(struct sxrc_qp *qp, struct sxrc_wq *wq,
+			  struct sxrc_cq *cq, bool send)
+{
+	u32 prod;
+
+	if (!wq->ring)
+		return;
+	prod = sxrc_ring_prod(wq->ring);
+	if (sxrc_ring_count(wq->ring, prod, wq->cons) < 0)
+		wq->cons = prod;	/* corrupt: nothing sane to complete */
+
+	for (; wq->cons != prod; wq->cons++) {
+		void *slot = sxrc_ring_slot(wq->ring, wq->cons);
+		struct sxrc_cqe cqe = {
+			.status = SXRC_WC_WR_FLUSH_ERR,
+			.qp_num = qp->qpn,
+		};
+
+		if (send) {
+			const struct sxrc_send_wqe *wqe = slot;
+
+			cqe.wr_id = READ_ONCE(wqe->wr_id);
+			cqe.opcode = sxrc_wc_opcode(READ_ONCE(wqe->opcode));
+		} else {
+			const struct sxrc_recv_wqe *wqe = slot;
+
+			cqe.wr_id = READ_ONCE(wqe->wr_id);
+			cqe.opcode = SXRC_WC_OP_RECV;
+		}
+		sxrc_cq_post(cq, &cqe);
+	}
+	sxrc_ring_publish_cons(wq->ring, wq->cons);
+}
+
+/* Flush the receive queue of a QP in the error state. */
+void sxrc_rq_flush(struct sxrc_qp *qp)
+{
+	spin_lock(&qp->rq_lock);
+	sxrc_wq_flush(qp, &qp->rq, qp->recv_cq, false);
+	spin_unlock(&qp->rq_lock);
+}
+
+/* Flush both queues of a QP in the error state; sq_mutex is held. */
+void sxrc_qp_flush_locked(struct sxrc_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_mutex);
+	qp->stalled = false;
+	sxrc_wq_flush(qp, &qp->sq, qp->send_cq, true);
+	sxrc_rq_flush(qp);
+}
+
+/*
+ * Move @qp to the error state.  Returns true if this call did it.  The
+ * rings are marked so that the library rings the doorbell after posting,
+ * to have late receives flushed too.
+ */
+bool sxrc_qp_set_error(struct sxrc_qp *qp)
+{
+	bool changed = false;
+
+	spin_lock(&qp->lock);
+	if (qp->attr.qp_state != SXRC_QPS_ERR) {
+		WRITE_ONCE(qp->attr.qp_state, SXRC_QPS_ERR);
+		qp->attr.cur_qp_state = SXRC_QPS_ERR;
+		changed = true;
+	}
+	spin_unlock(&qp->lock);
+	if (changed) {
+		sxrc_qp_mark_error(qp);
+		sxrc_count(qp, SXRC_STAT_ERRORS, 1);
+	}
+	return changed;
+}
+
+/* Tell the library, through the rings, that the QP is in error. */
+void sxrc_qp_mark_error(struct sxrc_qp *qp)
+{
+	if (qp->sq.ring)
+		WRITE_ONCE(sxrc_ring_hdr(qp->sq.ring)->flags, SXRC_RING_ERROR);
+	if (qp->rq.ring)
+		WRITE_ONCE(sxrc_ring_hdr(qp->rq.ring)->flags, SXRC_RING_ERROR);
 }

@@ -982,24 +982,26 @@ int sxrc_qp_query(struct sxrc_call *call);
 int sxrc_qp_attach_mcast(struct sxrc_call *call);
 int sxrc_qp_detach_mcast(struct sxrc_call *call);
 
-/* qp_state.c */
+/* qp_state.c: transitions, the error state and its flush */
 bool sxrc_qp_transition_ok(u32 type, u32 cur, u32 next, u32 mask);
+void sxrc_qp_flush_locked(struct sxrc_qp *qp);
+void sxrc_qp_mark_error(struct sxrc_qp *qp);
+void sxrc_rq_flush(struct sxrc_qp *qp);
 
 /* ah.c */
 int sxrc_ah_create(struct sxrc_call *call);
 int sxrc_check_ah(const struct sxrc_ah_attr *ah);
 
-/* engine.c: the data path */
+/* engine.c: the send queue loop (the rest of the data path: engine.h) */
 int sxrc_engine_init(void);
 void sxrc_engine_exit(void);
 void sxrc_qp_init_engine(struct sxrc_qp *qp);
 void sxrc_qp_stop_engine(struct sxrc_qp *qp);
 int sxrc_sq_run(struct sxrc_qp *qp);
 void sxrc_qp_kick(struct sxrc_qp *qp);
-void sxrc_qp_flush_locked(struct sxrc_qp *qp);
-void sxrc_qp_mark_error(struct sxrc_qp *qp);
 void sxrc_qp_engine_ready(struct sxrc_qp *qp);
-void sxrc_rq_flush(struct sxrc_qp *qp);
+
+/* copy.c: keys to pages */
 struct sxrc_mr *sxrc_mr_lookup(struct sxrc_dev *dev, u32 key);
 
 /* xrc.c */

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: the copy engine: resolving keys and scatter lists into the
+ * pages behind them (pinned runs, ODP windows, dma-buf mappings), and
+ * copying between two such lists.
+ */
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+#include "engine.h"
+
+/* Bytes a copy moves between two looks at the scheduler and signals. */
+#define SXRC_COPY_CHUNK		BIT(20)
+
+void sxrc_sgl_init(struct sxrc_sgl *sgl)
+{
+	sgl->n = 0;
+	sgl->total = 0;
+	sgl->fault = false;
+}
+
+void sxrc_sgl_release(struct sxrc_sgl *sgl)
+{
+	u32 i;
+
+	for (i = 0; i < sgl->n; i++)
+		if (sgl->seg[i].umem)
+			sxrc_umem_unuse(sgl->seg[i].umem);
+	sgl->n = 0;
+	sgl->total = 0;
+}
+
+void sxrc_sgl_add_kbuf(struct sxrc_sgl *sgl, void *buf, u32 len)
+{
+	sgl->seg[sgl->n++] = (struct sxrc_seg){ .kbuf = buf, .len = len };
+	sgl->total += len;
+}
+
+/* Look up an MR key of @dev under RCU; returns the MR with a reference. */
+struct sxrc_mr *sxrc_mr_lookup(struct sxrc_dev *dev, u32 key)
+{
+	struct sxrc_mr *mr;
+	void *entry;
+
+	rcu_read_lock();
+	entry = xa_load(&dev->mrs, key >> 8);
+	mr = entry && !xa_pointer_tag(entry) ? entry : NULL;
+	if (mr && (mr->key != key || !kref_get_unless_zero(&mr->obj.ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+/*
+ * The window whose key has the index of @key, with a reference; its
+ * current key is compared under its lock by the caller.
+ */
+struct sxrc_mw *sxrc_mw_lookup(struct sxrc_dev *dev, u32 key)
+{
+	struct sxrc_mw *mw = NULL;
+	void *entry;
+
+	rcu_read_lock();
+	entry = xa_load(&dev->mrs, key >> 8);
+	if (entry && xa_pointer_tag(entry) == SXRC_KEY_MW) {
+		mw = xa_untag_pointer(entry);
+		if (!kref_get_unless_zero(&mw->obj.ref))
+			mw = NULL;
+	}
+	rcu_read_unlock();
+	return mw;
+}
+
+/* [addr, addr + len) of @mr into @seg; the caller holds mr->lock. */
+static int sxrc_mr_seg_locked(struct sxrc_mr *mr, u64 addr, u32 len,
+			      struct sxrc_seg *seg)
+{
+	u64 end;
+
+	if (mr->invalid || !mr->umem ||
+	    check_add_overflow(addr, (u64)len, &end) || addr < mr->iova ||
+	    end > mr->iova + mr->umem->length)
+		return -EACCES;
+	seg->umem = mr->umem;
+	sxrc_umem_use(seg->umem);
+	seg->kbuf = NULL;
+	seg->off = addr - mr->iova + offset_in_page(mr->umem->addr);
+	seg->len = len;
+	return 0;
+}
+
+/*
+ * An ODP range must be mapped (and writable for @access that writes)
+ * when it is resolved: an access error otherwise, as for a bad key.
+ */
+static int sxrc_seg_odp_check(struct sxrc_seg *seg, u32 access)
+{
+	bool write = access & (SXRC_ACCESS_LOCAL_WRITE |
+			       SXRC_ACCESS_REMOTE_WRITE |
+			       SXRC_ACCESS_REMOTE_ATOMIC);
+
+	if (!seg->umem->odp ||
+	    !sxrc_odp_prefault(seg->umem, seg->off, seg->len, write, true))
+		return 0;
+	sxrc_umem_unuse(seg->umem);
+	return -EACCES;
+}
+
+/**
+ * sxrc_mr_range - resolve [addr, addr + len) of the MR @key names
+ * @dev: the device the key belongs to
+ * @key: lkey or rkey
+ * @pd: the PD the MR must be in; NULL for any (an XRC receive QP has no
+ *	PD: RDMA to it is checked against the key's rights alone)
+ * @access: SXRC_ACCESS_* the MR must grant
+ * @addr: start, in the MR's iova space
+ * @len: bytes
+ * @seg: filled in, with a reference on the pages and counted as a user
+ *	of them (sxrc_sgl_release() ends both)
+ *
+ * Return: 0, or -EACCES when anything does not match.
+ */
+int sxrc_mr_range(struct sxrc_dev *dev, u32 key, struct sxrc_pd *pd,
+		  u32 access, u64 addr, u32 len, struct sxrc_seg *seg)
+{
+	struct sxrc_mr *mr = sxrc_mr_lookup(dev, key);
+	int ret = -EACCES;
+
+	if (!mr)
+		return -EACCES;
+	spin_lock(&mr->lock);
+	if ((!pd || mr->pd == pd) && (mr->access & access) == access)
+		ret = sxrc_mr_seg_locked(mr, addr, len, seg);
+	spin_unlock(&mr->lock);
+	sxrc_obj_drop(&mr->obj);
+	return ret ? ret : sxrc_seg_odp_check(seg, access);
+}
+
+/**
+ * sxrc_mw_range - resolve [addr, addr + len) of the window @mw
+ * @mw: the window the rkey's index names (the reference is dropped)
+ * @key: the rkey
+ * @dest: the responder QP the access arrived on
+ * @pd: the PD remote access to @dest is checked against
+ * @access: SXRC_ACCESS_REMOTE_* the window must grant
+ * @addr: start, in the MR's iova space
+ * @len: bytes
+ * @seg: filled in as by sxrc_mr_range()
+ *
+ * The pages are resolved under the window's lock: an unbind that took
+ * it after us waits for this access (sxrc_mw_binding_release()).
+ *
+ * Return: 0, or -EACCES when anything does not match.
+ */
+int sxrc_mw_range(struct sxrc_mw *mw, u32 key, struct sxrc_qp *dest,
+		  struct sxrc_pd *pd, u32 access, u64 addr, u32 len,
+		  struct sxrc_seg *seg)
+{
+	int ret = -EACCES;
+	u64 end;
+
+	spin_lock(&mw->lock);
+	if (!mw->mr || mw->rkey != key || mw->pd != pd ||
+	    (mw->type == SXRC_MW_TYPE_2 && mw->qp != dest) ||
+	    (mw->access & access) != access ||
+	    check_add_overflow(addr, (u64)len, &end) || addr < mw->addr ||
+	    end > mw->addr + mw->length)
+		goto out;
+	spin_lock(&mw->mr->lock);
+	ret = sxrc_mr_seg_locked(mw->mr, addr, len, seg);
+	spin_unlock(&mw->mr->lock);
+out:
+	spin_unlock(&mw->lock);
+	sxrc_obj_drop(&mw->obj);
+	return ret ? ret : sxrc_seg_odp_check(seg, access);
+}
+
+/* Resolve a WQE's local scatter/gather list. */
+int sxrc_local_sgl(struct sxrc_qp *qp, const struct sxrc_sge *sge,
+		   u32 n, u32 access, struct sxrc_sgl *sgl)
+{
+	struct sxrc_dev *dev = qp->obj.ctx->dev;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (!sge[i].length)
+			continue;
+		if (sxrc_mr_range(dev, sge[i].lkey, qp->pd, access,
+				  sge[i].addr, sge[i].length,
+				  &sgl->seg[sgl->n]))
+			return -EACCES;
+		sgl->total += sge[i].length;
+		sgl->n++;
+	}
+	return 0;
+}
+
+/* Which run of @umem holds page @pgidx; @hint is where to look first. */
+static unsigned long sxrc_find_run(struct sxrc_umem *umem,
+				   unsigned long pgidx, unsigned long hint)
+{
+	unsigned long lo = 0, hi = umem->nruns;
+	struct sxrc_page_run *run;
+
+	if (hint < umem->nruns) {
+		run = sxrc_umem_run(umem, hint);
+		if (pgidx >= run->pgoff && pgidx < run->pgoff + run->npages)
+			return hint;
+		if (hint + 1 < umem->nruns) {
+			run = sxrc_umem_run(umem, hint + 1);
+			if (pgidx >= run->pgoff &&
+			    pgidx < run->pgoff + run->npages)
+				return hint + 1;
+		}
+	}
+	while (hi - lo > 1) {
+		unsigned long mid = lo + (hi - lo) / 2;
+
+		if (sxrc_umem_run(umem, mid)->pgoff <= pgidx)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void sxrc_cursor_init(struct sxrc_cursor *c, struct sxrc_sgl *sgl,
+		      u64 skip)
+{
+	c->sgl = sgl;
+	c->i = 0;
+	c->pos = 0;
+	c->run = 0;
+	c->win.umem = NULL;
+	while (c->i < sgl->n && skip >= sgl->seg[c->i].len) {
+		skip -= sgl->seg[c->i].len;
+		c->i++;
+	}
+	c->pos = skip;
+}
+
+/*
+ * Must a copy for @qp stop?  Its poster was killed (a doorbell runs in
+ * the poster's own context), or the QP is being destroyed (its work item
+ * runs it).
+ */
+bool sxrc_copy_aborted(struct sxrc_qp *qp)
+{
+	return fatal_signal_pending(current) || READ_ONCE(qp->dead);
+}
+
+/* The element at the cursor, past those it is done with. */
+static struct sxrc_seg *sxrc_cursor_seg(struct sxrc_cursor *c)
+{
+	while (c->pos == c->sgl->seg[c->i].len) {
+		c->i++;
+		c->pos = 0;
+		c->run = 0;
+	}
+	return &c->sgl->seg[c->i];
+}
+
+/*
+ * ODP: make @c's window hold the page at the cursor, faulted for write
+ * if @write, with no region locked.  *@odp is the region, or NULL when
+ * the element is no ODP one.  -EFAULT (the list is marked) when the page
+ * is not mapped, -EINTR when the caller was killed.
+ */
+static int sxrc_cursor_odp(struct sxrc_cursor *c, bool write,
+			   struct sxrc_umem **odp)
+{
+	struct sxrc_seg *seg = sxrc_cursor_seg(c);
+	u64 byte = seg->off + c->pos;
+	unsigned long pgidx = byte >> PAGE_SHIFT;
+	int ret;
+
+	*odp = NULL;
+	if (!seg->umem || !seg->umem->odp)
+		return 0;
+	*odp = seg->umem;
+	if (c->win.umem == seg->umem && pgidx >= c->win.start &&
+	    pgidx < c->win.start + c->win.n)
+		return 0;
+	ret = sxrc_odp_fault(&c->win, seg->umem, byte, seg->off + seg->len,
+			     write);
+	if (ret == -EFAULT)
+		c->sgl->fault = true;
+	return ret;
+}
+
+/*
+ * Fault in what the next step of @dst and @src (either may be NULL)
+ * touches and lock the ODP regions involved with their windows still
+ * valid: the step may map and copy until sxrc_odp_unlock(*@du, *@su).
+ */
+int sxrc_cursor_odp_lock(struct sxrc_cursor *dst,
+			 struct sxrc_cursor *src, struct sxrc_qp *qp,
+			 struct sxrc_umem **du, struct sxrc_umem **su)
+{
+	int ret;
+
+	*du = NULL;
+	*su = NULL;
+	for (;;) {
+		ret = dst ? sxrc_cursor_odp(dst, true, du) : 0;
+		if (!ret && src)
+			ret = sxrc_cursor_odp(src, false, su);
+		if (ret)
+			return ret;
+		sxrc_odp_lock(*du, *su);
+		if ((!*du || sxrc_odp_valid(&dst->win)) &&
+		    (!*su || sxrc_odp_valid(&src->win)))
+			return 0;
+		/* Invalidated since: fault again. */
+		sxrc_odp_unlock(*du, *su);
+		if (dst)
+			dst->win.umem = NULL;
+		if (src)
+			src->win.umem = NULL;
+		if (sxrc_copy_aborted(qp))
+			return -EINTR;
+	}
+}
+
+/*
+ * Map the bytes at the cursor: returns an address (kmap_local'ed when
+ * *@page is set) and, in *@avail, how many bytes follow contiguously.
+ */
+void *sxrc_cursor_map(struct sxrc_cursor *c, u32 *avail,
+		      struct page **page)
+{
+	struct sxrc_seg *seg = sxrc_cursor_seg(c);
+	struct sxrc_page_run *run;
+	unsigned long pgidx;
+	u64 byte;
+
+	*avail = seg->len - c->pos;
+	if (!seg->umem) {
+		*page = NULL;
+		return seg->kbuf + c->pos;
+	}
+	byte = seg->off + c->pos;
+	*avail = min_t(u64, *avail, PAGE_SIZE - offset_in_page(byte));
+	if (seg->umem->kaddr) {
+		/* A dma-buf, mapped whole while the umem lives. */
+		*page = NULL;
+		return seg->umem->kaddr + byte;
+	}
+	pgidx = byte >> PAGE_SHIFT;
+	if (seg->umem->odp) {
+		/* Checked valid by sxrc_cursor_odp_lock()'s caller. */
+		*page = sxrc_odp_page(&c->win, pgidx);
+		return kmap_local_page(*page) + offset_in_page(byte);
+	}
+	c->run = sxrc_find_run(seg->umem, pgidx, c->run);
+	run = sxrc_umem_run(seg->umem, c->run);
+	*page = nth_page(run->page, pgidx - run->pgoff);
+	return kmap_local_page(*page) + offset_in_page(byte);
+}
+
+void sxrc_cursor_unmap(void *addr, struct page *page)
+{
+	if (page)
+		kunmap_local(addr);
+}
+
+/*
+ * The bulk copy.  On x86-64 a string move of quadwords: as fast as the
+ * kernel's memcpy() on hardware, and several times faster where a byte
+ * string move (what memcpy() picks on ERMS/FSRM CPUs) is slow, such as
+ * under emulation.
+ */
+static void sxrc_memcpy(void *dst, const void *src, size_t len)
+{
+#ifdef CONFIG_X86_64
+	size_t qwords = len / 8;
+
+	if (qwords >= 8) {
+		asm volatile("rep movsq"
+			     : "+D" (dst), "+S" (src), "+c" (qwords)
+			     : : "memory");
+		len &= 7;
+	}
+#endif
+	memcpy(dst, src, len);
+}
+
+/*
+ * Copy @len bytes from @src to @dst; both must hold that many.  Every
+ * SXRC_COPY_CHUNK bytes the copy yields the CPU, and stops if @qp (the
+ * requester) says so: -EINTR, with part of the data moved.  -EFAULT
+ * when an ODP page is no longer mapped (the list's @fault says which).
+ */
+static int sxrc_copy(struct sxrc_cursor *dst, struct sxrc_cursor *src,
+		     u64 len, struct sxrc_qp *qp)
+{
+	u32 chunk = 0;
+	int ret;
+
+	while (len) {
+		struct sxrc_umem *du, *su;
+		struct page *dpage, *spage;
+		u32 davail, savail, n;
+		void *d, *s;
+
+		ret = sxrc_cursor_odp_lock(dst, src, qp, &du, &su);
+		if (ret)
+			return ret;
+		d = sxrc_cursor_map(dst, &davail, &dpage);
+		s = sxrc_cursor_map(src, &savail, &spage);
+		n = min3((u64)davail, (u64)savail, len);
+		sxrc_memcpy(d, s, n);
+		sxrc_cursor_unmap(s, spage);
+		sxrc_cursor_unmap(d, dpage);
+		sxrc_odp_unlock(du, su);
+		dst->pos += n;
+		src->pos += n;
+		len -= n;
+		chunk += n;
+		if (chunk >= SXRC_COPY_CHUNK && len) {
+			chunk = 0;
+			cond_resched();
+			if (sxrc_copy_aborted(qp))
+				return -EINTR;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Copy all of @src to the start of @dst, after skipping @skip bytes, for
+ * the requester @qp: 0, or -EINTR if the copy stopped (sxrc_copy()).
+ */
+int sxrc_copy_sgl(struct sxrc_sgl *dst, u64 skip, struct sxrc_sgl *src,
+		  struct sxrc_qp *qp)
+{
+	struct sxrc_cursor dc, sc;
+
+	sxrc_cursor_init(&dc, dst, skip);
+	sxrc_cursor_init(&sc, src, 0);
+	return sxrc_copy(&dc, &sc, src->total, qp);
+}

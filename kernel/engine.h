@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * softxrc: what the parts of the data path share (copy.c, requester.c,
+ * responder.c, engine.c, qp_state.c); not for the rest of the module.
+ */
+#ifndef SXRC_ENGINE_H
+#define SXRC_ENGINE_H
+
+#include "sxrc.h"
+
+#define SXRC_GRH_SIZE		40
+#define SXRC_UD_MTU		4096
+#define SXRC_MCAST_QPN		0xffffffU
+#define SXRC_MAX_MSG		BIT(31)
+
+/**
+ * struct sxrc_seg - one resolved scatter/gather element
+ * @umem: pinned pages (a reference is held), or NULL for @kbuf
+ * @kbuf: kernel memory (inline data, a GRH), when @umem is NULL
+ * @off: byte offset into @umem from its page-aligned start
+ * @len: bytes
+ */
+struct sxrc_seg {
+	struct sxrc_umem *umem;
+	void *kbuf;
+	u64 off;
+	u32 len;
+};
+
+/*
+ * A resolved list; @total is the sum of the lengths; @fault is set when
+ * an ODP page of it could not be faulted in.
+ */
+struct sxrc_sgl {
+	struct sxrc_seg seg[SXRC_MAX_SGE + 1];
+	u32 n;
+	u64 total;
+	bool fault;
+};
+
+/*
+ * Scratch space of a send queue: too big for the stack, and allocated
+ * once per QP (lazily, under sq_mutex) rather than per doorbell:
+ * kernels with init_on_alloc would clear it on every call.
+ */
+struct sxrc_scratch {
+	struct sxrc_send_wqe wqe;
+	struct sxrc_sge sge[SXRC_MAX_SGE];
+	struct sxrc_recv_wqe rwqe;
+	struct sxrc_sge rsge[SXRC_MAX_SGE];
+	struct sxrc_sgl local;		/* the WQE's own list */
+	struct sxrc_sgl peer;		/* the receive WQE it lands in */
+	struct sxrc_sgl remote;		/* the rkey range of RDMA/atomics */
+	struct sxrc_srq *xsrq;		/* XRC: the SRQ the WQE names */
+	struct sxrc_umem *inv_umem;	/* invalidated: wait for its copies */
+	struct sxrc_qp *qp;		/* the requester running this */
+	u8 grh[SXRC_GRH_SIZE];
+};
+
+/**
+ * struct sxrc_cursor - a position in a resolved list
+ * @sgl: the list
+ * @i: current element
+ * @pos: bytes of it already passed
+ * @run: run of the current element's pages last used (a search hint)
+ * @win: pages of an ODP element faulted in (odp.c)
+ */
+struct sxrc_cursor {
+	struct sxrc_sgl *sgl;
+	u32 i;
+	u64 pos;
+	unsigned long run;
+	struct sxrc_odp_win win;
+};
+
+/* The receive WQE a message consumes, or an error to report. */
+enum sxrc_pop {
+	SXRC_POP_OK,
+	SXRC_POP_EMPTY,		/* RNR */
+	SXRC_POP_BAD,		/* malformed WQE: consumed */
+	SXRC_POP_CORRUPT,	/* corrupt ring */
+};
+
+/* How the responder took a message. */
+enum sxrc_resp {
+	SXRC_RESP_OK,
+	SXRC_RESP_RNR,		/* no receive WQE: retry later */
+	SXRC_RESP_DROPPED,	/* UC/UD: silently gone, sender done */
+	SXRC_RESP_ERR,		/* *status tells the requester */
+};
+
+/* What became of one send WQE. */
+enum sxrc_outcome {
+	SXRC_DONE,		/* completed, with @status */
+	SXRC_WAIT_RNR,		/* retry after the responder's RNR timer */
+	SXRC_WAIT_LOST,		/* retry after the ack timeout */
+	SXRC_STOPPED,		/* poster killed or QP destroyed mid-copy */
+};
+
+struct sxrc_result {
+	u32 status;
+	u32 byte_len;
+	u8 rnr_timer;		/* the responder's, for SXRC_WAIT_RNR */
+};
+
+/*
+ * Where a message to @dest lands: an XRC receive QP delivers into the
+ * SRQ the sender named (and its CQ), other QPs into their SRQ or RQ.
+ * Receive WQEs are checked against the PD of their queue.
+ */
+static inline struct sxrc_srq *sxrc_recv_srq(struct sxrc_qp *dest,
+					     struct sxrc_scratch *s)
+{
+	return dest->type == SXRC_QPT_XRC_RECV ? s->xsrq : dest->srq;
+}
+
+static inline struct sxrc_cq *sxrc_recv_cq(struct sxrc_qp *dest,
+					   struct sxrc_scratch *s)
+{
+	struct sxrc_srq *srq = sxrc_recv_srq(dest, s);
+
+	return srq && srq->cq ? srq->cq : dest->recv_cq;
+}
+
+static inline struct sxrc_pd *sxrc_recv_pd(struct sxrc_qp *dest,
+					   struct sxrc_scratch *s)
+{
+	struct sxrc_srq *srq = sxrc_recv_srq(dest, s);
+
+	return srq ? srq->pd : dest->pd;
+}
+
+/*
+ * The PD that remote access (RDMA, atomics, SEND_WITH_INV) to @dest is
+ * checked against: the QP's own, with or without an SRQ; an XRC receive
+ * QP has none, and uses the PD of the XRC SRQ the message names.
+ */
+static inline struct sxrc_pd *sxrc_remote_pd(struct sxrc_qp *dest,
+					     struct sxrc_scratch *s)
+{
+	return dest->type == SXRC_QPT_XRC_RECV ? s->xsrq->pd : dest->pd;
+}
+
+/* Reliable transports retry and report; the others drop silently. */
+static inline bool sxrc_reliable(u32 type)
+{
+	return type == SXRC_QPT_RC || type == SXRC_QPT_XRC_SEND ||
+	       type == SXRC_QPT_XRC_RECV;
+}
+
+/* copy.c */
+void sxrc_sgl_init(struct sxrc_sgl *sgl);
+void sxrc_sgl_release(struct sxrc_sgl *sgl);
+void sxrc_sgl_add_kbuf(struct sxrc_sgl *sgl, void *buf, u32 len);
+struct sxrc_mw *sxrc_mw_lookup(struct sxrc_dev *dev, u32 key);
+int sxrc_mr_range(struct sxrc_dev *dev, u32 key, struct sxrc_pd *pd,
+		  u32 access, u64 addr, u32 len, struct sxrc_seg *seg);
+int sxrc_mw_range(struct sxrc_mw *mw, u32 key, struct sxrc_qp *dest,
+		  struct sxrc_pd *pd, u32 access, u64 addr, u32 len,
+		  struct sxrc_seg *seg);
+int sxrc_local_sgl(struct sxrc_qp *qp, const struct sxrc_sge *sge,
+		   u32 n, u32 access, struct sxrc_sgl *sgl);
+void sxrc_cursor_init(struct sxrc_cursor *c, struct sxrc_sgl *sgl,
+		      u64 skip);
+bool sxrc_copy_aborted(struct sxrc_qp *qp);
+int sxrc_cursor_odp_lock(struct sxrc_cursor *dst,
+			 struct sxrc_cursor *src, struct sxrc_qp *qp,
+			 struct sxrc_umem **du, struct sxrc_umem **su);
+void *sxrc_cursor_map(struct sxrc_cursor *c, u32 *avail,
+		      struct page **page);
+void sxrc_cursor_unmap(void *addr, struct page *page);
+int sxrc_copy_sgl(struct sxrc_sgl *dst, u64 skip, struct sxrc_sgl *src,
+		  struct sxrc_qp *qp);
+
+/* responder.c */
+void sxrc_responder_error(struct sxrc_qp *dest, u32 event);
+void sxrc_recv_error(struct sxrc_qp *dest, struct sxrc_scratch *s,
+		     u32 status);
+enum sxrc_resp sxrc_recv_take(struct sxrc_qp *dest,
+			      struct sxrc_scratch *s, u64 need,
+			      u32 *status);
+void sxrc_recv_done(struct sxrc_qp *dest, struct sxrc_scratch *s,
+		    struct sxrc_cqe *rcqe, u32 byte_len);
+int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
+		    struct sxrc_qp *qp, u32 key, struct sxrc_scratch *s);
+struct sxrc_srq *sxrc_xrc_srq_get(struct sxrc_dev *dev,
+				  struct sxrc_qp *dest, u32 srqn);
+enum sxrc_resp sxrc_resp_send(struct sxrc_qp *dest,
+			      struct sxrc_scratch *s, u32 *status,
+			      bool *stopped);
+enum sxrc_resp sxrc_resp_write(struct sxrc_qp *dest,
+			       struct sxrc_scratch *s, u32 *status,
+			       bool *stopped);
+enum sxrc_resp sxrc_resp_read_atomic(struct sxrc_qp *dest,
+				     struct sxrc_scratch *s,
+				     u32 *status, bool *stopped);
+
+/* requester.c */
+enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,
+				   struct sxrc_scratch *s,
+				   struct sxrc_result *res);
+
+/* qp_state.c */
+bool sxrc_qp_set_error(struct sxrc_qp *qp);
+
+/* engine.c */
+extern struct workqueue_struct *sxrc_wq;
+void sxrc_count(struct sxrc_qp *qp, enum sxrc_stat stat, s64 n);
+struct sxrc_qp *sxrc_qp_lookup(struct sxrc_dev *dev, u32 qpn);
+bool sxrc_qp_can_receive(struct sxrc_qp *qp);
+u32 sxrc_wc_opcode(u32 wr_opcode);
+
+#endif /* SXRC_ENGINE_H */

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: the responder: taking a message on the receiving QP (receive
+ * WQEs of its RQ or SRQ, rkeys, PSN order), executing it into the
+ * responder's memory and completing it there.  Shared by every way a
+ * message arrives.
+ */
+#include <linux/slab.h>
+
+#include "engine.h"
+#include "sxrc_trace.h"
+
+/*
+ * A responder QP failed an incoming request (RC): it enters the error
+ * state, its owner hears @event, and its queues are flushed (the send
+ * queue from its own work item: its mutex may be held by its own
+ * doorbell right now, sending to us).
+ */
+void sxrc_responder_error(struct sxrc_qp *dest, u32 event)
+{
+	if (!sxrc_qp_set_error(dest))
+		return;
+	sxrc_obj_event(&dest->obj, event);
+	sxrc_rq_flush(dest);
+	sxrc_qp_kick(dest);
+}
+
+static enum sxrc_pop sxrc_recv_pop(struct sxrc_qp *dest,
+				   struct sxrc_scratch *s)
+{
+	struct sxrc_srq *srq = sxrc_recv_srq(dest, s);
+	struct sxrc_wq *wq = srq ? &srq->wq : &dest->rq;
+	spinlock_t *lock = srq ? &srq->lock : &dest->rq_lock;
+	enum sxrc_pop ret = SXRC_POP_OK;
+	bool limit_hit = false;
+	u32 prod, n;
+	int pending;
+	void *slot;
+
+	spin_lock(lock);
+	prod = sxrc_ring_prod(wq->ring);
+	pending = sxrc_ring_count(wq->ring, prod, wq->cons);
+	if (!pending) {
+		ret = SXRC_POP_EMPTY;
+		goto out;
+	}
+	if (pending < 0) {
+		ret = SXRC_POP_CORRUPT;
+		goto out;
+	}
+	slot = sxrc_ring_slot(wq->ring, wq->cons);
+	memcpy(&s->rwqe, slot, sizeof(s->rwqe));
+	n = s->rwqe.num_sge;
+	if (n > wq->max_sge) {
+		ret = SXRC_POP_BAD;
+	} else {
+		memcpy(s->rsge, slot + sizeof(s->rwqe), n * sizeof(*s->rsge));
+		s->rwqe.num_sge = n;
+	}
+	wq->cons++;
+	sxrc_ring_publish_cons(wq->ring, wq->cons);
+	if (srq && srq->limit && prod - wq->cons < srq->limit) {
+		srq->limit = 0;
+		limit_hit = true;
+	}
+out:
+	spin_unlock(lock);
+	if (limit_hit)
+		sxrc_obj_event(&srq->obj, SXRC_EVENT_SRQ_LIMIT_REACHED);
+	return ret;
+}
+
+/* Complete the receive WQE just taken for @dest in error. */
+void sxrc_recv_error(struct sxrc_qp *dest, struct sxrc_scratch *s,
+		     u32 status)
+{
+	struct sxrc_cqe cqe = {
+		.wr_id = s->rwqe.wr_id,
+		.status = status,
+		.opcode = SXRC_WC_OP_RECV,
+		.qp_num = dest->qpn,
+	};
+
+	sxrc_cq_post(sxrc_recv_cq(dest, s), &cqe);
+}
+
+/*
+ * Take the next receive WQE of @dest for a message of @need bytes and
+ * resolve its scatter list into s->peer.  Every failure is completed on
+ * the responder's side here; the requester learns it through the return
+ * value and *@status.
+ */
+enum sxrc_resp sxrc_recv_take(struct sxrc_qp *dest,
+			      struct sxrc_scratch *s, u64 need,
+			      u32 *status)
+{
+	struct sxrc_pd *pd = sxrc_recv_pd(dest, s);
+	bool ud = dest->type == SXRC_QPT_UD;
+	bool rc = sxrc_reliable(dest->type);
+	u32 i;
+
+	sxrc_sgl_init(&s->peer);
+	switch (sxrc_recv_pop(dest, s)) {
+	case SXRC_POP_EMPTY:
+		return rc ? SXRC_RESP_RNR : SXRC_RESP_DROPPED;
+	case SXRC_POP_CORRUPT:
+		goto fatal;
+	case SXRC_POP_BAD:
+		sxrc_recv_error(dest, s, SXRC_WC_LOC_QP_OP_ERR);
+		goto fatal;
+	case SXRC_POP_OK:
+		break;
+	}
+
+	for (i = 0; i < s->rwqe.num_sge; i++) {
+		struct sxrc_sge *sge = &s->rsge[i];
+
+		if (!sge->length)
+			continue;
+		if (sxrc_mr_range(dest->obj.ctx->dev, sge->lkey, pd,
+				  SXRC_ACCESS_LOCAL_WRITE, sge->addr,
+				  sge->length, &s->peer.seg[s->peer.n])) {
+			sxrc_sgl_release(&s->peer);
+			sxrc_recv_error(dest, s, SXRC_WC_LOC_PROT_ERR);
+			if (ud)
+				return SXRC_RESP_DROPPED;
+			goto fatal;
+		}
+		s->peer.total += sge->length;
+		s->peer.n++;
+	}
+	if (need > s->peer.total) {
+		sxrc_sgl_release(&s->peer);
+		sxrc_recv_error(dest, s, SXRC_WC_LOC_LEN_ERR);
+		if (ud)
+			return SXRC_RESP_DROPPED;
+		sxrc_responder_error(dest, SXRC_EVENT_QP_REQ_ERR);
+		*status = SXRC_WC_REM_INV_REQ_ERR;
+		return rc ? SXRC_RESP_ERR : SXRC_RESP_DROPPED;
+	}
+	return SXRC_RESP_OK;
+
+fatal:
+	sxrc_responder_error(dest, SXRC_EVENT_QP_FATAL);
+	*status = SXRC_WC_REM_OP_ERR;
+	return rc ? SXRC_RESP_ERR : SXRC_RESP_DROPPED;
+}
+
+/* The data is in place: complete the receive WQE taken above. */
+void sxrc_recv_done(struct sxrc_qp *dest, struct sxrc_scratch *s,
+		    struct sxrc_cqe *rcqe, u32 byte_len)
+{
+	sxrc_sgl_release(&s->peer);
+	rcqe->wr_id = s->rwqe.wr_id;
+	rcqe->status = SXRC_WC_SUCCESS;
+	rcqe->qp_num = dest->qpn;
+	rcqe->byte_len = byte_len;
+	sxrc_cq_post(sxrc_recv_cq(dest, s), rcqe);
+	sxrc_count(dest, SXRC_STAT_RECV_WQES, 1);
+	sxrc_count(dest, SXRC_STAT_RECV_BYTES, byte_len);
+}
+
+/*
+ * May the window @key of @dev be invalidated in @pd (through @qp for a
+ * SEND_WITH_INV, any QP for a LOCAL_INV: NULL)?  Only a bound type 2
+ * window may.  The caller holds mw->lock.
+ */
+static bool sxrc_mw_can_invalidate(struct sxrc_mw *mw, struct sxrc_pd *pd,
+				   struct sxrc_qp *qp, u32 key)
+{
+	lockdep_assert_held(&mw->lock);
+	return mw->type == SXRC_MW_TYPE_2 && mw->mr && mw->rkey == key &&
+	       mw->pd == pd && (!qp || mw->qp == qp);
+}
+
+/* Can the MR or window @key of @dev in @pd be invalidated? */
+static bool sxrc_can_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
+				struct sxrc_qp *qp, u32 key)
+{
+	struct sxrc_mr *mr = sxrc_mr_lookup(dev, key);
+	struct sxrc_mw *mw;
+	bool ok;
+
+	if (!mr) {
+		mw = sxrc_mw_lookup(dev, key);
+		if (!mw)
+			return false;
+		spin_lock(&mw->lock);
+		ok = sxrc_mw_can_invalidate(mw, pd, qp, key);
+		spin_unlock(&mw->lock);
+		sxrc_obj_drop(&mw->obj);
+		return ok;
+	}
+	spin_lock(&mr->lock);
+	/* An MR under bound windows stays valid (as rxe does). */
+	ok = mr->pd == pd && !mr->invalid && !mr->nmw;
+	spin_unlock(&mr->lock);
+	sxrc_obj_drop(&mr->obj);
+	return ok;
+}
+
+/*
+ * Invalidate the MR @key of @dev if it is in @pd (SEND_WITH_INV,
+ * LOCAL_INV).  Copies already under way on its pages are waited for
+ * before the WQE completes (sxrc_wqe_execute(), once this requester let
+ * go of its own lists): s->inv_umem holds them meanwhile.
+ */
+static int sxrc_mw_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
+			      struct sxrc_qp *qp, u32 key,
+			      struct sxrc_scratch *s)
+{
+	struct sxrc_mw *mw = sxrc_mw_lookup(dev, key);
+	struct sxrc_mw_binding b = {};
+	int ret = -EACCES;
+
+	if (!mw)
+		return -EACCES;
+	spin_lock(&mw->lock);
+	if (sxrc_mw_can_invalidate(mw, pd, qp, key)) {
+		sxrc_mw_unbind_locked(mw, &b);
+		ret = 0;
+	}
+	spin_unlock(&mw->lock);
+	/* The pages are waited for once this requester let go of its own. */
+	s->inv_umem = b.umem;
+	b.umem = NULL;
+	sxrc_mw_binding_release(&b);
+	sxrc_obj_drop(&mw->obj);
+	return ret;
+}
+
+int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
+		    struct sxrc_qp *qp, u32 key, struct sxrc_scratch *s)
+{
+	struct sxrc_mr *mr = sxrc_mr_lookup(dev, key);
+	int ret = -EACCES;
+
+	if (!mr)
+		return sxrc_mw_invalidate(dev, pd, qp, key, s);
+	spin_lock(&mr->lock);
+	if (mr->pd == pd && !mr->invalid && !mr->nmw) {
+		mr->invalid = true;
+		if (mr->umem) {
+			kref_get(&mr->umem->ref);
+			s->inv_umem = mr->umem;
+		}
+		ret = 0;
+	}
+	spin_unlock(&mr->lock);
+	sxrc_obj_drop(&mr->obj);
+	return ret;
+}
+
+/* Resolve the rkey range of an RDMA or atomic WQE into s->remote. */
+static int sxrc_remote_range(struct sxrc_qp *dest, struct sxrc_scratch *s,
+			     u32 access, u64 len)
+{
+	struct sxrc_dev *dev = dest->obj.ctx->dev;
+	struct sxrc_mw *mw;
+	int ret;
+
+	sxrc_sgl_init(&s->remote);
+	if (!len)
+		return 0;	/* zero-length: no key is checked */
+	if (!(READ_ONCE(dest->attr.qp_access_flags) & access))
+		return -EACCES;
+	mw = sxrc_mw_lookup(dev, s->wqe.rkey);
+	if (mw)
+		ret = sxrc_mw_range(mw, s->wqe.rkey, dest,
+				    sxrc_remote_pd(dest, s), access,
+				    s->wqe.remote_addr, len, &s->remote.seg[0]);
+	else
+		ret = sxrc_mr_range(dev, s->wqe.rkey, sxrc_remote_pd(dest, s),
+				    access, s->wqe.remote_addr, len,
+				    &s->remote.seg[0]);
+	if (ret)
+		return -EACCES;
+	s->remote.n = 1;
+	s->remote.total = len;
+	return 0;
+}
+
+/* The atomic itself, on the responder's 8 aligned bytes. */
+static int sxrc_atomic(struct sxrc_scratch *s, u64 *old)
+{
+	struct sxrc_umem *odp, *none;
+	struct sxrc_cursor c;
+	struct page *page;
+	u32 avail;
+	u64 *p;
+	int ret;
+
+	sxrc_cursor_init(&c, &s->remote, 0);
+	ret = sxrc_cursor_odp_lock(&c, NULL, s->qp, &odp, &none);
+	if (ret)
+		return ret;
+	p = sxrc_cursor_map(&c, &avail, &page);
+	if (s->wqe.opcode == SXRC_WR_ATOMIC_CMP_AND_SWP)
+		*old = cmpxchg64(p, s->wqe.compare_add, s->wqe.swap);
+	else
+		*old = atomic64_fetch_add(s->wqe.compare_add, (atomic64_t *)p);
+	sxrc_cursor_unmap(p, page);
+	sxrc_odp_unlock(odp, NULL);
+	return 0;
+}
+
+/*
+ * The XRC SRQ @srqn of @dev if it belongs to the domain of the receive
+ * QP @dest, with a reference; else NULL.
+ */
+struct sxrc_srq *sxrc_xrc_srq_get(struct sxrc_dev *dev,
+				  struct sxrc_qp *dest, u32 srqn)
+{
+	struct sxrc_srq *srq;
+
+	rcu_read_lock();
+	srq = xa_load(&dev->srqs, srqn);
+	if (srq && (srq->type != SXRC_SRQT_XRC || srq->xrcd != dest->xrcd ||
+		    !kref_get_unless_zero(&srq->obj.ref)))
+		srq = NULL;
+	rcu_read_unlock();
+	return srq;
+}
+
+/*
+ * Do the atomic and return the original value into the local buffer:
+ * 0, or the status of an ODP page gone meanwhile.
+ */
+static u32 sxrc_atomic_reply(struct sxrc_scratch *s)
+{
+	struct sxrc_sgl src = { .n = 0 };
+	u64 old;
+	int ret;
+
+	ret = sxrc_atomic(s, &old);
+	sxrc_sgl_release(&s->remote);
+	if (ret)
+		return ret == -EFAULT ? SXRC_WC_REM_ACCESS_ERR : 0;
+	sxrc_sgl_add_kbuf(&src, &old, sizeof(old));
+	if (sxrc_copy_sgl(&s->local, 0, &src, s->qp) == -EFAULT)
+		return SXRC_WC_LOC_PROT_ERR;
+	return 0;
+}
+
+/*
+ * A copy into a receive WQE stopped halfway (its poster died): the WQE
+ * is consumed and completes as flushed, as it would once the responder
+ * learns that its connection is gone.
+ */
+static void sxrc_recv_stopped(struct sxrc_qp *dest, struct sxrc_scratch *s)
+{
+	sxrc_sgl_release(&s->peer);
+	sxrc_recv_error(dest, s, SXRC_WC_WR_FLUSH_ERR);
+}
+
+/* An RDMA or atomic copy met an ODP page unmapped since it was resolved. */
+static u32 sxrc_fault_status(struct sxrc_scratch *s)
+{
+	return s->local.fault ? SXRC_WC_LOC_PROT_ERR : SXRC_WC_REM_ACCESS_ERR;
+}
+
+/* The responder's part of a SEND (+IMM, +INV) to @dest. */
+enum sxrc_resp sxrc_resp_send(struct sxrc_qp *dest,
+			      struct sxrc_scratch *s, u32 *status,
+			      bool *stopped)
+{
+	struct sxrc_send_wqe *w = &s->wqe;
+	struct sxrc_dev *dev = dest->obj.ctx->dev;
+	struct sxrc_cqe rcqe = {
+		.opcode = SXRC_WC_OP_RECV,
+		.solicited = !!(w->send_flags & SXRC_SEND_SOLICITED),
+	};
+	enum sxrc_resp resp;
+	u64 len = s->local.total;
+	int ret;
+
+	if (w->opcode == SXRC_WR_SEND_WITH_INV &&
+	    !sxrc_can_invalidate(dev, sxrc_remote_pd(dest, s), dest,
+				 w->imm_data)) {
+		*status = SXRC_WC_REM_INV_REQ_ERR;
+		return SXRC_RESP_ERR;
+	}
+	resp = sxrc_recv_take(dest, s, len, status);
+	if (resp != SXRC_RESP_OK)
+		return resp;
+	ret = sxrc_copy_sgl(&s->peer, 0, &s->local, s->qp);
+	if (ret == -EFAULT && s->peer.fault) {
+		/* As a bad lkey in the receive WQE (sxrc_recv_take()). */
+		sxrc_sgl_release(&s->peer);
+		sxrc_recv_error(dest, s, SXRC_WC_LOC_PROT_ERR);
+		sxrc_responder_error(dest, SXRC_EVENT_QP_FATAL);
+		*status = SXRC_WC_REM_OP_ERR;
+		return SXRC_RESP_ERR;
+	}
+	if (ret) {
+		sxrc_recv_stopped(dest, s);
+		if (ret == -EFAULT) {
+			*status = SXRC_WC_LOC_PROT_ERR;
+			return SXRC_RESP_ERR;
+		}
+		*stopped = true;
+		return SXRC_RESP_OK;
+	}
+	if (w->opcode == SXRC_WR_SEND_WITH_IMM) {
+		rcqe.wc_flags = SXRC_WC_WITH_IMM;
+		rcqe.imm_data = w->imm_data;
+	} else if (w->opcode == SXRC_WR_SEND_WITH_INV) {
+		sxrc_invalidate(dev, sxrc_remote_pd(dest, s), dest, w->imm_data,
+				s);
+		rcqe.wc_flags = SXRC_WC_WITH_INV;
+		rcqe.imm_data = w->imm_data;
+	}
+	sxrc_recv_done(dest, s, &rcqe, len);
+	return SXRC_RESP_OK;
+}
+
+/* The responder's part of an RDMA WRITE (+IMM) to @dest. */
+enum sxrc_resp sxrc_resp_write(struct sxrc_qp *dest,
+			       struct sxrc_scratch *s, u32 *status,
+			       bool *stopped)
+{
+	struct sxrc_send_wqe *w = &s->wqe;
+	bool imm = w->opcode == SXRC_WR_RDMA_WRITE_WITH_IMM;
+	struct sxrc_cqe rcqe = {
+		.opcode = SXRC_WC_OP_RECV_RDMA_WITH_IMM,
+		.wc_flags = SXRC_WC_WITH_IMM,
+		.imm_data = w->imm_data,
+		.solicited = !!(w->send_flags & SXRC_SEND_SOLICITED),
+	};
+	u64 len = s->local.total;
+	enum sxrc_resp resp;
+	int ret;
+
+	if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_WRITE, len)) {
+		*status = SXRC_WC_REM_ACCESS_ERR;
+		return SXRC_RESP_ERR;
+	}
+	if (imm) {
+		/* The immediate needs a receive WQE, before any data. */
+		resp = sxrc_recv_take(dest, s, 0, status);
+		if (resp != SXRC_RESP_OK) {
+			sxrc_sgl_release(&s->remote);
+			return resp;
+		}
+	}
+	ret = sxrc_copy_sgl(&s->remote, 0, &s->local, s->qp);
+	sxrc_sgl_release(&s->remote);
+	if (ret) {
+		if (imm)
+			sxrc_recv_stopped(dest, s);
+		if (ret == -EFAULT) {
+			*status = sxrc_fault_status(s);
+			return SXRC_RESP_ERR;
+		}
+		*stopped = true;
+	} else if (imm) {
+		sxrc_recv_done(dest, s, &rcqe, len);
+	}
+	return SXRC_RESP_OK;
+}
+
+/* The responder's part of an RDMA READ or an atomic from @dest. */
+enum sxrc_resp sxrc_resp_read_atomic(struct sxrc_qp *dest,
+				     struct sxrc_scratch *s,
+				     u32 *status, bool *stopped)
+{
+	struct sxrc_send_wqe *w = &s->wqe;
+	int ret;
+
+	if (w->opcode == SXRC_WR_RDMA_READ) {
+		if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_READ,
+				      s->local.total)) {
+			*status = SXRC_WC_REM_ACCESS_ERR;
+			return SXRC_RESP_ERR;
+		}
+		ret = sxrc_copy_sgl(&s->local, 0, &s->remote, s->qp);
+		sxrc_sgl_release(&s->remote);
+		if (ret == -EFAULT) {
+			*status = sxrc_fault_status(s);
+			return SXRC_RESP_ERR;
+		}
+		*stopped = ret;
+		return SXRC_RESP_OK;
+	}
+	if (w->remote_addr & 7) {
+		*status = SXRC_WC_REM_INV_REQ_ERR;
+		return SXRC_RESP_ERR;
+	}
+	if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_ATOMIC, 8)) {
+		*status = SXRC_WC_REM_ACCESS_ERR;
+		return SXRC_RESP_ERR;
+	}
+	/*
+	 * The iova is aligned; the memory behind it must be too (an MR may
+	 * map iova X to an address X + 4): an atomic never straddles two
+	 * pages.
+	 */
+	if (s->remote.seg[0].off & 7) {
+		sxrc_sgl_release(&s->remote);
+		*status = SXRC_WC_REM_INV_REQ_ERR;
+		return SXRC_RESP_ERR;
+	}
+	*status = sxrc_atomic_reply(s);
+	return *status ? SXRC_RESP_ERR : SXRC_RESP_OK;
+}
