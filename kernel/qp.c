@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * softxrc: queue pairs: creation with their mapped rings, the state
- * machine, queries, multicast attachment, and the flush of every
- * outstanding WQE when a QP enters the error state.
+ * softxrc: queue pairs: creation with their mapped rings, destroy,
+ * modify and query (the transition table and the error flush are in
+ * qp_state.c, multicast attachment in mcast.c).
  */
 #include <linux/capability.h>
 #include <linux/log2.h>
@@ -63,38 +63,6 @@ static void sxrc_wq_reset(struct sxrc_wq *wq)
 	wq->cons = sxrc_ring_prod(wq->ring);
 	WRITE_ONCE(hdr->flags, 0);
 	sxrc_ring_publish_cons(wq->ring, wq->cons);
-}
-
-/* ------------------------------------------------------------------
- * Multicast
- */
-
-/* Remove an attachment; a group without members is gone.  Under mcast_lock. */
-static void sxrc_mcast_del(struct sxrc_dev *dev, struct sxrc_mcast *m)
-{
-	struct sxrc_mcast *o;
-
-	list_del(&m->entry);
-	list_for_each_entry(o, &dev->mcast_list, entry)
-		if (!memcmp(o->gid, m->gid, sizeof(m->gid)))
-			goto out;
-	dev->mcast_groups--;
-out:
-	kfree(m);
-}
-
-static void sxrc_mcast_detach_all(struct sxrc_qp *qp)
-{
-	struct sxrc_dev *dev = qp->obj.ctx->dev;
-	struct sxrc_mcast *m, *tmp;
-
-	mutex_lock(&dev->mcast_lock);
-	list_for_each_entry_safe(m, tmp, &dev->mcast_list, entry) {
-		if (m->qp == qp)
-			sxrc_mcast_del(dev, m);
-	}
-	qp->mcast_count = 0;
-	mutex_unlock(&dev->mcast_lock);
 }
 
 /* ------------------------------------------------------------------
@@ -674,93 +642,4 @@ int sxrc_qp_query(struct sxrc_call *call)
 	sxrc_qp_do_query(qp, call->out);
 	sxrc_obj_put(holder);
 	return 0;
-}
-
-int sxrc_qp_attach_mcast(struct sxrc_call *call)
-{
-	const struct sxrc_mcast_in *in = call->in;
-	struct sxrc_dev *dev = call->ctx->dev;
-	unsigned int total = 0, members = 0;
-	struct sxrc_mcast *m, *new;
-	struct sxrc_obj *obj;
-	struct sxrc_qp *qp;
-	int ret = 0;
-
-	if (in->reserved || in->gid[0] != 0xff)
-		return -EINVAL;
-	obj = sxrc_obj_get(call->ctx, in->handle, SXRC_TYPE_QP);
-	if (IS_ERR(obj))
-		return PTR_ERR(obj);
-	qp = to_sxrc_qp(obj);
-	if (qp->type != SXRC_QPT_UD) {
-		ret = -EINVAL;
-		goto out_put;
-	}
-
-	new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
-	if (!new) {
-		ret = -ENOMEM;
-		goto out_put;
-	}
-	memcpy(new->gid, in->gid, sizeof(new->gid));
-	new->lid = in->lid;
-	new->qp = qp;
-
-	mutex_lock(&dev->mcast_lock);
-	list_for_each_entry(m, &dev->mcast_list, entry) {
-		bool same_group = !memcmp(m->gid, in->gid, sizeof(m->gid));
-
-		if (same_group && m->qp == qp)
-			goto out_unlock;	/* attached already: done */
-		members += same_group;
-		total++;
-	}
-	if (members >= SXRC_MAX_MCAST_QP ||
-	    (!members && dev->mcast_groups >= SXRC_MAX_MCAST_GRP) ||
-	    total >= SXRC_MAX_MCAST_GRP * SXRC_MAX_MCAST_QP) {
-		ret = -ENOMEM;
-		goto out_unlock;
-	}
-	list_add_tail(&new->entry, &dev->mcast_list);
-	if (!members)
-		dev->mcast_groups++;
-	qp->mcast_count++;
-	new = NULL;
-out_unlock:
-	mutex_unlock(&dev->mcast_lock);
-	kfree(new);
-out_put:
-	sxrc_obj_put(obj);
-	return ret;
-}
-
-int sxrc_qp_detach_mcast(struct sxrc_call *call)
-{
-	const struct sxrc_mcast_in *in = call->in;
-	struct sxrc_dev *dev = call->ctx->dev;
-	struct sxrc_mcast *m;
-	struct sxrc_obj *obj;
-	struct sxrc_qp *qp;
-	int ret = -EINVAL;
-
-	if (in->reserved)
-		return -EINVAL;
-	obj = sxrc_obj_get(call->ctx, in->handle, SXRC_TYPE_QP);
-	if (IS_ERR(obj))
-		return PTR_ERR(obj);
-	qp = to_sxrc_qp(obj);
-
-	mutex_lock(&dev->mcast_lock);
-	list_for_each_entry(m, &dev->mcast_list, entry) {
-		/* A group is its GID; the LID is only a routing hint. */
-		if (m->qp != qp || memcmp(m->gid, in->gid, sizeof(m->gid)))
-			continue;
-		sxrc_mcast_del(dev, m);
-		qp->mcast_count--;
-		ret = 0;
-		break;
-	}
-	mutex_unlock(&dev->mcast_lock);
-	sxrc_obj_put(obj);
-	return ret;
 }

@@ -979,14 +979,17 @@ int sxrc_qp_create(struct sxrc_call *call);
 int sxrc_qp_destroy(struct sxrc_call *call);
 int sxrc_qp_modify(struct sxrc_call *call);
 int sxrc_qp_query(struct sxrc_call *call);
-int sxrc_qp_attach_mcast(struct sxrc_call *call);
-int sxrc_qp_detach_mcast(struct sxrc_call *call);
 
 /* qp_state.c: transitions, the error state and its flush */
 bool sxrc_qp_transition_ok(u32 type, u32 cur, u32 next, u32 mask);
 void sxrc_qp_flush_locked(struct sxrc_qp *qp);
 void sxrc_qp_mark_error(struct sxrc_qp *qp);
 void sxrc_rq_flush(struct sxrc_qp *qp);
+
+/* mcast.c */
+int sxrc_qp_attach_mcast(struct sxrc_call *call);
+int sxrc_qp_detach_mcast(struct sxrc_call *call);
+void sxrc_mcast_detach_all(struct sxrc_qp *qp);
 
 /* ah.c */
 int sxrc_ah_create(struct sxrc_call *call);
