@@ -39,82 +39,18 @@ FIXTURE(odp) {
 	long mr_base;
 };
 
-static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_cq *cq,
-				enum ibv_qp_type type)
-{
-	struct ibv_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = type, .sq_sig_all = 1,
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
-			 .max_send_sge = 2, .max_recv_sge = 2 },
-	};
-
-	return ibv_create_qp(pd, &ia);
-}
-
+/* From any state to RTS towards @dqpn (after an error too). */
 static int connect_rc(struct ibv_qp *qp, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RESET,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return -1;
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = REMOTE_ALL;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return sxrc_qp_to(qp, IBV_QPS_RESET) ||
+	       sxrc_rc_connect(qp, dqpn, REMOTE_ALL) ? -1 : 0;
 }
 
 static int ready_ud(struct ibv_qp *qp)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
-	};
+	struct sxrc_link l = { .qkey = QKEY, .upto = IBV_QPS_RTS };
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		return -1;
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return -1;
-	a.qp_state = IBV_QPS_RTS;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
-static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	int i, n;
-
-	for (i = 0; i < 100000; i++) {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n;
-		usleep(100);
-	}
-	return 0;
+	return sxrc_qp_up(qp, &l);
 }
 
 /* Post @wr on @qp: the status of its completion on @cq, or -1/-2. */
@@ -126,7 +62,7 @@ static int run_wr(struct ibv_qp *qp, struct ibv_cq *cq,
 
 	if (ibv_post_send(qp, wr, &bad))
 		return -1;
-	if (wait_wc(cq, &wc) != 1)
+	if (sxrc_poll_n(cq, &wc, 1, 10000) != 1)
 		return -2;
 	return wc.status;
 }
@@ -192,21 +128,6 @@ static void *anon(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static long vmpin_kib(void)
-{
-	char line[128];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 /* Reset both RC QPs (after an error completion) and connect them again. */
 static int reconnect(struct ibv_qp *a, struct ibv_qp *b)
 {
@@ -233,8 +154,8 @@ FIXTURE_SETUP(odp)
 	self->cqb = ibv_create_cq(self->ctx, 128, NULL, NULL, 0);
 	ASSERT_NE(NULL, self->cqa);
 	ASSERT_NE(NULL, self->cqb);
-	self->a = create_qp(self->pd, self->cqa, IBV_QPT_RC);
-	self->b = create_qp(self->pd, self->cqb, IBV_QPT_RC);
+	self->a = sxrc_qp_new(self->pd, self->cqa, IBV_QPT_RC, 64, 2);
+	self->b = sxrc_qp_new(self->pd, self->cqb, IBV_QPT_RC, 64, 2);
 	ASSERT_NE(NULL, self->a);
 	ASSERT_NE(NULL, self->b);
 	ASSERT_EQ(0, reconnect(self->a, self->b));
@@ -415,7 +336,7 @@ TEST_F(odp, rc_send_recv)
 	sge = (struct ibv_sge){ .addr = (uintptr_t)self->la + 9,
 				.length = 30000, .lkey = ma->lkey };
 	EXPECT_EQ(IBV_WC_SUCCESS, run_wr(self->a, self->cqa, &wr));
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 10000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(30000, wc.byte_len);
 	EXPECT_EQ(0, memcmp(self->lb + 777, self->la + 9, 30000));
@@ -461,8 +382,8 @@ TEST_F(odp, ud_send_recv)
 	struct ibv_ah *ah;
 	struct ibv_wc wc;
 
-	ua = create_qp(self->pd, self->cqa, IBV_QPT_UD);
-	ub = create_qp(self->pd, self->cqb, IBV_QPT_UD);
+	ua = sxrc_qp_new(self->pd, self->cqa, IBV_QPT_UD, 64, 2);
+	ub = sxrc_qp_new(self->pd, self->cqb, IBV_QPT_UD, 64, 2);
 	ASSERT_NE(NULL, ua);
 	ASSERT_NE(NULL, ub);
 	ASSERT_EQ(0, ready_ud(ua));
@@ -483,7 +404,7 @@ TEST_F(odp, ud_send_recv)
 	swr.wr.ud.remote_qpn = ub->qp_num;
 	swr.wr.ud.remote_qkey = QKEY;
 	EXPECT_EQ(IBV_WC_SUCCESS, run_wr(ua, self->cqa, &swr));
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 10000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(40 + 4096, wc.byte_len);
 	EXPECT_EQ(0, memcmp(self->lb + PAGE + 20, self->la, 4096));
@@ -574,7 +495,7 @@ TEST_F(odp, xrc_srq_recv)
 				 .length = 20000, .lkey = ma->lkey };
 	swr.qp_type.xrc.remote_srqn = srqn;
 	EXPECT_EQ(IBV_WC_SUCCESS, run_wr(sq, self->cqa, &swr));
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 10000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(20000, wc.byte_len);
 	EXPECT_EQ(0, memcmp(self->lb + 12345, self->la + 1, 20000));
@@ -758,10 +679,10 @@ TEST_F(odp, beyond_memlock_unprivileged)
 		    errno != ENOMEM)
 			_exit(12);
 		mr = ibv_reg_mr(pd, buf, big, ODP_ALL);
-		if (!mr || vmpin_kib() != 0)
+		if (!mr || sxrc_vmpin_kib(0) != 0)
 			_exit(13);
-		qa = create_qp(pd, cq, IBV_QPT_RC);
-		qb = create_qp(pd, cq, IBV_QPT_RC);
+		qa = sxrc_qp_new(pd, cq, IBV_QPT_RC, 64, 2);
+		qb = sxrc_qp_new(pd, cq, IBV_QPT_RC, 64, 2);
 		if (!qa || !qb || reconnect(qa, qb))
 			_exit(14);
 		fill(buf, 1 << 20, 9);
@@ -771,7 +692,7 @@ TEST_F(odp, beyond_memlock_unprivileged)
 			_exit(15);
 		if (memcmp(buf + big - (1 << 20), buf, 1 << 20))
 			_exit(16);
-		if (vmpin_kib() != 0)
+		if (sxrc_vmpin_kib(0) != 0)
 			_exit(17);
 		_exit(ibv_dereg_mr(mr) ? 18 : 0);
 	}
@@ -1006,7 +927,7 @@ TEST_F(odp, rkey_of_another_process)
 
 		if (!pd || !cq || !buf)
 			_exit(30);
-		qp = create_qp(pd, cq, IBV_QPT_RC);
+		qp = sxrc_qp_new(pd, cq, IBV_QPT_RC, 64, 2);
 		mr = ibv_reg_mr(pd, buf, LEN, ODP_ALL);
 		if (!qp || !mr)
 			_exit(31);
@@ -1186,8 +1107,8 @@ TEST_F(odp, killed_mid_job)
 
 		if (!pd || !cq || !buf)
 			_exit(40);
-		qa = create_qp(pd, cq, IBV_QPT_RC);
-		qb = create_qp(pd, cq, IBV_QPT_RC);
+		qa = sxrc_qp_new(pd, cq, IBV_QPT_RC, 64, 2);
+		qb = sxrc_qp_new(pd, cq, IBV_QPT_RC, 64, 2);
 		mr = ibv_reg_mr(pd, buf, 8 << 20, ODP_ALL);
 		if (!qa || !qb || !mr || reconnect(qa, qb) ||
 		    !ibv_reg_mr(pd, NULL, SIZE_MAX, ODP_ALL))
