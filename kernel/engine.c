@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * softxrc: the data path: the send queue loop, its retries and its work item.
- * The requester (requester.c) executes one WQE, the responder
- * (responder.c) takes it on the receiving QP, copy.c moves the bytes.
+ * The requester (requester.c) turns one WQE into a message, the local
+ * delivery path (local.c) hands it to the responder (responder.c) of
+ * the receiving QP, copy.c moves the bytes.
  *
  * A send queue runs when its owner rings the doorbell, in the owner's
  * own context: each WQE is read from the ring (once, into kernel

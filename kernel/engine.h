@@ -38,6 +38,60 @@ struct sxrc_sgl {
 	bool fault;
 };
 
+/* What a responder does with a message. */
+enum sxrc_msg_op {
+	SXRC_MSG_SEND,
+	SXRC_MSG_WRITE,
+	SXRC_MSG_READ,
+	SXRC_MSG_CMP_SWAP,
+	SXRC_MSG_FETCH_ADD,
+};
+
+#define SXRC_MSG_IMM		BIT(0)	/* @imm_data is an immediate */
+#define SXRC_MSG_INV		BIT(1)	/* @imm_data is an rkey to invalidate */
+#define SXRC_MSG_SOLICITED	BIT(2)
+
+/**
+ * struct sxrc_msg - one message: what the requester hands to a delivery
+ * path and a responder executes, with nothing of the WQE it came from
+ * @op: enum sxrc_msg_op
+ * @flags: SXRC_MSG_*
+ * @imm_data: immediate, or the rkey a SEND_WITH_INV invalidates
+ * @src_qpn: the sending QP
+ * @slid: and its port's LID (UD completions show it)
+ * @psn: its first packet sequence number (connected QPs)
+ * @npkts: packets it takes at the path MTU (connected QPs)
+ * @len: bytes of @data
+ * @rkey: RDMA and atomics: the responder's key
+ * @remote_addr: and the address it covers
+ * @compare: CMP_SWAP's compare value, FETCH_ADD's addend
+ * @swap: CMP_SWAP's swap value
+ * @srqn: XRC: the SRQ of the receiving side that takes a SEND
+ * @qkey: UD: the Q_Key checked against the receiving QP's
+ * @dqpn: the destination QP
+ * @ah: the address the message goes to
+ * @data: SEND, WRITE: the payload; READ, atomics: where the reply lands
+ */
+struct sxrc_msg {
+	u8 op;
+	u8 flags;
+	u32 imm_data;
+	u32 src_qpn;
+	u16 slid;
+	u32 psn;
+	u32 npkts;
+	u64 len;
+	u32 rkey;
+	u64 remote_addr;
+	u64 compare;
+	u64 swap;
+	u32 srqn;
+	u32 qkey;
+	u32 dqpn;
+	struct sxrc_ah_attr ah;
+	struct sxrc_sgl *data;
+};
+
 /*
  * Scratch space of a send queue: too big for the stack, and allocated
  * once per QP (lazily, under sq_mutex) rather than per doorbell:
@@ -54,6 +108,8 @@ struct sxrc_scratch {
 	struct sxrc_srq *xsrq;		/* XRC: the SRQ the WQE names */
 	struct sxrc_umem *inv_umem;	/* invalidated: wait for its copies */
 	struct sxrc_qp *qp;		/* the requester running this */
+	struct sxrc_msg msg;		/* what the WQE sends */
+	u64 orig;			/* an atomic's original value */
 	u8 grh[SXRC_GRH_SIZE];
 };
 
@@ -185,15 +241,31 @@ int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
 		    struct sxrc_qp *qp, u32 key, struct sxrc_scratch *s);
 struct sxrc_srq *sxrc_xrc_srq_get(struct sxrc_dev *dev,
 				  struct sxrc_qp *dest, u32 srqn);
-enum sxrc_resp sxrc_resp_send(struct sxrc_qp *dest,
-			      struct sxrc_scratch *s, u32 *status,
-			      bool *stopped);
-enum sxrc_resp sxrc_resp_write(struct sxrc_qp *dest,
-			       struct sxrc_scratch *s, u32 *status,
-			       bool *stopped);
-enum sxrc_resp sxrc_resp_read_atomic(struct sxrc_qp *dest,
+enum sxrc_resp sxrc_resp_execute(struct sxrc_qp *dest,
+				 const struct sxrc_msg *m,
+				 struct sxrc_scratch *s, u32 *status,
+				 bool *stopped);
+void sxrc_resp_nak(struct sxrc_qp *dest, u32 status);
+void sxrc_resp_datagram(struct sxrc_qp *dest, const struct sxrc_msg *m,
+			struct sxrc_scratch *s, u8 *grh);
+
+/**
+ * struct sxrc_path - a way messages leave a requester
+ * @deliver: carry @m to the QP it is for and return what became of it
+ *	(enum sxrc_outcome, with @res).  The local path (local.c) finds
+ *	that QP on this host and runs the responder right there, copying
+ *	between the two processes' pages; a wire path would send packets
+ *	and the receiving host's responder (the same functions) execute
+ *	them.
+ */
+struct sxrc_path {
+	enum sxrc_outcome (*deliver)(struct sxrc_qp *qp, struct sxrc_msg *m,
 				     struct sxrc_scratch *s,
-				     u32 *status, bool *stopped);
+				     struct sxrc_result *res);
+};
+
+/* local.c */
+extern const struct sxrc_path sxrc_local_path;
 
 /* requester.c */
 enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,

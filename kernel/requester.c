@@ -1,145 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * softxrc: the requester: one send WQE read from the ring, checked and
- * executed (connected, UD, bind, local invalidate), with the outcome
- * the send queue loop (engine.c) completes or retries.
+ * softxrc: the requester: one send WQE read from the ring and checked;
+ * a local operation (bind, local invalidate) executed here, a message
+ * (struct sxrc_msg) built and handed to the QP's delivery path, with
+ * the outcome the send queue loop (engine.c) completes or retries.
  */
 #include <linux/slab.h>
 
 #include "engine.h"
 #include "sxrc_trace.h"
-
-/* The device an address vector leads to, on this host. */
-static struct sxrc_dev *sxrc_ah_dev(const struct sxrc_ah_attr *ah)
-{
-	__be64 guid;
-
-	if (ah->is_global) {
-		memcpy(&guid, &ah->dgid[8], sizeof(guid));
-		return sxrc_dev_by_guid(guid);
-	}
-	return sxrc_dev_by_lid(ah->dlid);
-}
-
-/* A UD header as a receiver sees it in the first 40 bytes. */
-static void sxrc_build_grh(struct sxrc_qp *qp, const struct sxrc_ah_attr *ah,
-			   u32 len, u8 *grh)
-{
-	struct sxrc_dev *dev = qp->obj.ctx->dev;
-	__be32 vtf = cpu_to_be32(6U << 28 | (u32)ah->traffic_class << 20 |
-				 (ah->flow_label & 0xfffff));
-	__be16 paylen = cpu_to_be16(len);
-
-	memcpy(grh, &vtf, 4);
-	memcpy(grh + 4, &paylen, 2);
-	grh[6] = 0x1b;		/* next header: IBA transport */
-	grh[7] = ah->hop_limit;
-	memset(grh + 8, 0, 8);
-	grh[8] = 0xfe;
-	grh[9] = 0x80;
-	memcpy(grh + 16, &dev->node_guid, 8);
-	memcpy(grh + 24, ah->dgid, 16);
-}
-
-/* Deliver a UD message to one destination QP; failures are silent. */
-static void sxrc_ud_one(struct sxrc_qp *qp, struct sxrc_qp *dest,
-			struct sxrc_scratch *s, const struct sxrc_ah_attr *ah,
-			u32 qkey)
-{
-	struct sxrc_cqe rcqe = {
-		.src_qp = qp->qpn,
-		.slid = sxrc_port_lid(qp->obj.ctx->dev),
-		.sl = ah->sl,
-		.solicited = !!(s->wqe.send_flags & SXRC_SEND_SOLICITED),
-	};
-	u32 status;
-	int ret = 0;
-
-	if (dest->type != SXRC_QPT_UD || !sxrc_qp_can_receive(dest) ||
-	    READ_ONCE(dest->attr.qkey) != qkey)
-		return;
-	if (ah->is_global)
-		rcqe.wc_flags |= SXRC_WC_GRH;
-	if (s->wqe.opcode == SXRC_WR_SEND_WITH_IMM) {
-		rcqe.wc_flags |= SXRC_WC_WITH_IMM;
-		rcqe.imm_data = s->wqe.imm_data;
-	}
-	rcqe.opcode = SXRC_WC_OP_RECV;
-	if (sxrc_recv_take(dest, s, SXRC_GRH_SIZE + s->local.total,
-			   &status) != SXRC_RESP_OK)
-		return;
-	if (ah->is_global) {
-		struct sxrc_sgl grh = { .n = 0 };
-
-		sxrc_sgl_add_kbuf(&grh, s->grh, SXRC_GRH_SIZE);
-		ret = sxrc_copy_sgl(&s->peer, 0, &grh, qp);
-	}
-	/* At most SXRC_UD_MTU bytes: less than a chunk. */
-	if (!ret)
-		ret = sxrc_copy_sgl(&s->peer, SXRC_GRH_SIZE, &s->local, qp);
-	if (ret) {
-		/* An ODP page gone meanwhile, or the poster killed: lost. */
-		sxrc_sgl_release(&s->peer);
-		sxrc_recv_error(dest, s, s->peer.fault ? SXRC_WC_LOC_PROT_ERR :
-					 SXRC_WC_WR_FLUSH_ERR);
-		return;
-	}
-	sxrc_recv_done(dest, s, &rcqe, SXRC_GRH_SIZE + s->local.total);
-}
-
-static enum sxrc_outcome sxrc_exec_ud(struct sxrc_qp *qp,
-				      struct sxrc_scratch *s,
-				      struct sxrc_result *res)
-{
-	struct sxrc_send_wqe *w = &s->wqe;
-	struct sxrc_ah_attr ah;
-	struct sxrc_dev *dev;
-	struct sxrc_obj *obj;
-	struct sxrc_qp *dest;
-	u32 qkey;
-
-	obj = sxrc_obj_get(qp->obj.ctx, w->ah_handle, SXRC_TYPE_AH);
-	if (IS_ERR(obj)) {
-		res->status = SXRC_WC_LOC_QP_OP_ERR;
-		return SXRC_DONE;
-	}
-	ah = to_sxrc_ah(obj)->attr;
-	if (to_sxrc_ah(obj)->pd != qp->pd) {
-		sxrc_obj_put(obj);
-		res->status = SXRC_WC_LOC_QP_OP_ERR;
-		return SXRC_DONE;
-	}
-	sxrc_obj_put(obj);
-
-	/* A privileged Q_Key in the WR means: use the QP's own. */
-	qkey = w->remote_qkey & SXRC_QKEY_PRIVILEGED ?
-	       READ_ONCE(qp->attr.qkey) : w->remote_qkey;
-	if (ah.is_global)
-		sxrc_build_grh(qp, &ah, s->local.total, s->grh);
-	res->status = SXRC_WC_SUCCESS;
-	res->byte_len = s->local.total;
-
-	if ((w->remote_qpn & SXRC_MCAST_QPN) == SXRC_MCAST_QPN) {
-		struct sxrc_dev *mdev = qp->obj.ctx->dev;
-		struct sxrc_mcast *m;
-
-		mutex_lock(&mdev->mcast_lock);
-		list_for_each_entry(m, &mdev->mcast_list, entry)
-			if (!memcmp(m->gid, ah.dgid, sizeof(m->gid)) ||
-			    (!ah.is_global && m->lid == ah.dlid))
-				sxrc_ud_one(qp, m->qp, s, &ah, qkey);
-		mutex_unlock(&mdev->mcast_lock);
-		return SXRC_DONE;
-	}
-
-	dev = sxrc_ah_dev(&ah);
-	dest = dev ? sxrc_qp_lookup(dev, w->remote_qpn & SXRC_QPN_MAX) : NULL;
-	if (dest) {
-		sxrc_ud_one(qp, dest, s, &ah, qkey);
-		sxrc_obj_drop(&dest->obj);
-	}
-	return SXRC_DONE;
-}
 
 /* Packets a message of @len bytes takes at the requester's path MTU. */
 static u32 sxrc_packets(struct sxrc_qp *qp, u64 len)
@@ -148,141 +17,6 @@ static u32 sxrc_packets(struct sxrc_qp *qp, u64 len)
 	u32 shift = mtu ? 7 + min(mtu, 5U) : 12;	/* IBV_MTU_256 is 1 */
 
 	return max_t(u64, 1, DIV_ROUND_UP_ULL(len, 1ULL << shift));
-}
-
-/*
- * Does @dest take a message from @qp with PSN @psn?  Only from the QP it
- * is connected to, through a path that leads back to @qp's device, and
- * (RC, XRC) only the PSN it expects next; UC takes any PSN at the start
- * of a message and follows it.  Anything else is dropped, as on a wire.
- */
-static bool sxrc_peer_accepts(struct sxrc_qp *dest, struct sxrc_qp *qp,
-			      u32 psn)
-{
-	bool ok;
-
-	spin_lock(&dest->lock);
-	ok = sxrc_qp_can_receive(dest) && dest->attr.dest_qp_num == qp->qpn &&
-	     sxrc_ah_dev(&dest->attr.ah_attr) == qp->obj.ctx->dev &&
-	     (dest->type == SXRC_QPT_UC || dest->attr.rq_psn == psn);
-	spin_unlock(&dest->lock);
-	return ok;
-}
-
-/* The message @psn took @npkts packets: both ends move on. */
-static void sxrc_psn_advance(struct sxrc_qp *qp, struct sxrc_qp *dest,
-			     u32 psn, u32 npkts)
-{
-	u32 next = (psn + npkts) & SXRC_PSN_MASK;
-
-	spin_lock(&dest->lock);
-	dest->attr.rq_psn = next;
-	spin_unlock(&dest->lock);
-	spin_lock(&qp->lock);
-	qp->attr.sq_psn = next;
-	spin_unlock(&qp->lock);
-}
-
-/* RC, UC and XRC: everything that needs the connected peer. */
-static enum sxrc_outcome sxrc_exec_connected(struct sxrc_qp *qp,
-					     struct sxrc_scratch *s,
-					     struct sxrc_result *res)
-{
-	struct sxrc_send_wqe *w = &s->wqe;
-	bool rc = sxrc_reliable(qp->type), stopped = false;
-	u32 peer_type = qp->type == SXRC_QPT_XRC_SEND ? SXRC_QPT_XRC_RECV :
-			qp->type;
-	enum sxrc_resp resp = SXRC_RESP_OK;
-	struct sxrc_ah_attr ah;
-	struct sxrc_dev *dev;
-	struct sxrc_qp *dest;
-	u32 status = 0, dqpn, psn;
-	u64 len = s->local.total;
-
-	spin_lock(&qp->lock);
-	ah = qp->attr.ah_attr;
-	dqpn = qp->attr.dest_qp_num;
-	psn = qp->attr.sq_psn;
-	spin_unlock(&qp->lock);
-
-	dev = sxrc_ah_dev(&ah);
-	dest = dev ? sxrc_qp_lookup(dev, dqpn) : NULL;
-	if (!dest || dest->type != peer_type ||
-	    !sxrc_peer_accepts(dest, qp, psn)) {
-		if (dest)
-			sxrc_obj_drop(&dest->obj);
-		if (!rc) {
-			res->status = SXRC_WC_SUCCESS;	/* UC: lost, done */
-			return SXRC_DONE;
-		}
-		return SXRC_WAIT_LOST;
-	}
-
-	res->status = SXRC_WC_SUCCESS;
-	res->byte_len = len;
-	s->xsrq = NULL;
-	if (dest->type == SXRC_QPT_XRC_RECV) {
-		/* The SRQ named must be one of the receive QP's domain. */
-		s->xsrq = sxrc_xrc_srq_get(dev, dest, w->remote_srqn);
-		if (!s->xsrq) {
-			resp = SXRC_RESP_ERR;
-			status = SXRC_WC_REM_INV_REQ_ERR;
-			goto done;
-		}
-	}
-	switch (w->opcode) {
-	case SXRC_WR_SEND:
-	case SXRC_WR_SEND_WITH_IMM:
-	case SXRC_WR_SEND_WITH_INV:
-		resp = sxrc_resp_send(dest, s, &status, &stopped);
-		break;
-	case SXRC_WR_RDMA_WRITE:
-	case SXRC_WR_RDMA_WRITE_WITH_IMM:
-		resp = sxrc_resp_write(dest, s, &status, &stopped);
-		break;
-	case SXRC_WR_RDMA_READ:
-	case SXRC_WR_ATOMIC_CMP_AND_SWP:
-	case SXRC_WR_ATOMIC_FETCH_AND_ADD:
-		resp = sxrc_resp_read_atomic(dest, s, &status, &stopped);
-		break;
-	}
-
-done:
-	if (s->xsrq) {
-		sxrc_obj_drop(&s->xsrq->obj);
-		s->xsrq = NULL;
-	}
-	if (stopped) {
-		sxrc_obj_drop(&dest->obj);
-		return SXRC_STOPPED;
-	}
-	switch (resp) {
-	case SXRC_RESP_OK:
-	case SXRC_RESP_DROPPED:
-		/* UC follows the sender's PSN whatever became of a message. */
-		if (resp == SXRC_RESP_OK || !rc)
-			sxrc_psn_advance(qp, dest, psn, sxrc_packets(qp, len));
-		break;
-	case SXRC_RESP_RNR:
-		res->rnr_timer = READ_ONCE(dest->attr.min_rnr_timer);
-		sxrc_obj_drop(&dest->obj);
-		return SXRC_WAIT_RNR;
-	case SXRC_RESP_ERR:
-		if (!rc) {
-			/* UC: the responder drops, the sender is done. */
-			sxrc_psn_advance(qp, dest, psn, sxrc_packets(qp, len));
-			break;
-		}
-		res->status = status;
-		/* An access or request error fails the responder too. */
-		if (status == SXRC_WC_REM_ACCESS_ERR)
-			sxrc_responder_error(dest, SXRC_EVENT_QP_ACCESS_ERR);
-		else if (status == SXRC_WC_REM_INV_REQ_ERR)
-			sxrc_responder_error(dest, SXRC_EVENT_QP_REQ_ERR);
-		break;
-	}
-	sxrc_obj_drop(&dest->obj);
-	return SXRC_DONE;
 }
 
 /* Is @opcode something a QP of @type may post? */
@@ -444,6 +178,98 @@ static u32 sxrc_wqe_prepare(struct sxrc_qp *qp, void *slot,
 	return 0;
 }
 
+/* A UD WQE names its destination through an address handle. */
+static u32 sxrc_msg_address_ud(struct sxrc_qp *qp, struct sxrc_msg *m,
+			       const struct sxrc_send_wqe *w)
+{
+	struct sxrc_obj *obj;
+	bool ok;
+
+	obj = sxrc_obj_get(qp->obj.ctx, w->ah_handle, SXRC_TYPE_AH);
+	if (IS_ERR(obj))
+		return SXRC_WC_LOC_QP_OP_ERR;
+	m->ah = to_sxrc_ah(obj)->attr;
+	ok = to_sxrc_ah(obj)->pd == qp->pd;
+	sxrc_obj_put(obj);
+	if (!ok)
+		return SXRC_WC_LOC_QP_OP_ERR;
+	/* A privileged Q_Key in the WR means: use the QP's own. */
+	m->qkey = w->remote_qkey & SXRC_QKEY_PRIVILEGED ?
+		  READ_ONCE(qp->attr.qkey) : w->remote_qkey;
+	m->dqpn = w->remote_qpn;
+	return 0;
+}
+
+/*
+ * The message the checked WQE in s->wqe sends, into s->msg: 0, or the
+ * completion status of a local error.
+ */
+static u32 sxrc_msg_build(struct sxrc_qp *qp, struct sxrc_scratch *s)
+{
+	const struct sxrc_send_wqe *w = &s->wqe;
+	struct sxrc_msg *m = &s->msg;
+
+	memset(m, 0, sizeof(*m));
+	switch (w->opcode) {
+	case SXRC_WR_SEND_WITH_IMM:
+		m->flags = SXRC_MSG_IMM;
+		fallthrough;
+	case SXRC_WR_SEND:
+		m->op = SXRC_MSG_SEND;
+		break;
+	case SXRC_WR_SEND_WITH_INV:
+		m->op = SXRC_MSG_SEND;
+		m->flags = SXRC_MSG_INV;
+		break;
+	case SXRC_WR_RDMA_WRITE_WITH_IMM:
+		m->flags = SXRC_MSG_IMM;
+		fallthrough;
+	case SXRC_WR_RDMA_WRITE:
+		m->op = SXRC_MSG_WRITE;
+		break;
+	case SXRC_WR_RDMA_READ:
+		m->op = SXRC_MSG_READ;
+		break;
+	case SXRC_WR_ATOMIC_CMP_AND_SWP:
+		m->op = SXRC_MSG_CMP_SWAP;
+		break;
+	case SXRC_WR_ATOMIC_FETCH_AND_ADD:
+		m->op = SXRC_MSG_FETCH_ADD;
+		break;
+	}
+	if (w->send_flags & SXRC_SEND_SOLICITED)
+		m->flags |= SXRC_MSG_SOLICITED;
+	m->imm_data = w->imm_data;
+	m->src_qpn = qp->qpn;
+	m->slid = sxrc_port_lid(qp->obj.ctx->dev);
+	m->len = s->local.total;
+	m->data = &s->local;
+	m->rkey = w->rkey;
+	m->remote_addr = w->remote_addr;
+	m->compare = w->compare_add;
+	m->swap = w->swap;
+	m->srqn = w->remote_srqn;
+	if (qp->type == SXRC_QPT_UD)
+		return sxrc_msg_address_ud(qp, m, w);
+
+	spin_lock(&qp->lock);
+	m->ah = qp->attr.ah_attr;
+	m->dqpn = qp->attr.dest_qp_num;
+	m->psn = qp->attr.sq_psn;
+	spin_unlock(&qp->lock);
+	m->npkts = sxrc_packets(qp, m->len);
+	return 0;
+}
+
+/*
+ * The path a QP's messages take.  There is one today, the local copy;
+ * a wire transport adds its own beside it (struct sxrc_path).
+ */
+static const struct sxrc_path *sxrc_qp_path(struct sxrc_qp *qp)
+{
+	return &sxrc_local_path;
+}
+
 enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,
 				   struct sxrc_scratch *s,
 				   struct sxrc_result *res)
@@ -461,10 +287,12 @@ enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,
 			      SXRC_WC_LOC_PROT_ERR : SXRC_WC_SUCCESS;
 	} else if (s->wqe.opcode == SXRC_WR_BIND_MW) {
 		res->status = sxrc_exec_bind(qp, s);
-	} else if (qp->type == SXRC_QPT_UD) {
-		out = sxrc_exec_ud(qp, s, res);
 	} else {
-		out = sxrc_exec_connected(qp, s, res);
+		status = sxrc_msg_build(qp, s);
+		if (status)
+			res->status = status;
+		else
+			out = sxrc_qp_path(qp)->deliver(qp, &s->msg, s, res);
 	}
 	sxrc_sgl_release(&s->local);
 	/*

@@ -251,9 +251,9 @@ int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
 	return ret;
 }
 
-/* Resolve the rkey range of an RDMA or atomic WQE into s->remote. */
-static int sxrc_remote_range(struct sxrc_qp *dest, struct sxrc_scratch *s,
-			     u32 access, u64 len)
+/* Resolve the rkey range of an RDMA or atomic message into s->remote. */
+static int sxrc_remote_range(struct sxrc_qp *dest, const struct sxrc_msg *m,
+			     struct sxrc_scratch *s, u32 access, u64 len)
 {
 	struct sxrc_dev *dev = dest->obj.ctx->dev;
 	struct sxrc_mw *mw;
@@ -264,14 +264,14 @@ static int sxrc_remote_range(struct sxrc_qp *dest, struct sxrc_scratch *s,
 		return 0;	/* zero-length: no key is checked */
 	if (!(READ_ONCE(dest->attr.qp_access_flags) & access))
 		return -EACCES;
-	mw = sxrc_mw_lookup(dev, s->wqe.rkey);
+	mw = sxrc_mw_lookup(dev, m->rkey);
 	if (mw)
-		ret = sxrc_mw_range(mw, s->wqe.rkey, dest,
-				    sxrc_remote_pd(dest, s), access,
-				    s->wqe.remote_addr, len, &s->remote.seg[0]);
+		ret = sxrc_mw_range(mw, m->rkey, dest, sxrc_remote_pd(dest, s),
+				    access, m->remote_addr, len,
+				    &s->remote.seg[0]);
 	else
-		ret = sxrc_mr_range(dev, s->wqe.rkey, sxrc_remote_pd(dest, s),
-				    access, s->wqe.remote_addr, len,
+		ret = sxrc_mr_range(dev, m->rkey, sxrc_remote_pd(dest, s),
+				    access, m->remote_addr, len,
 				    &s->remote.seg[0]);
 	if (ret)
 		return -EACCES;
@@ -281,7 +281,8 @@ static int sxrc_remote_range(struct sxrc_qp *dest, struct sxrc_scratch *s,
 }
 
 /* The atomic itself, on the responder's 8 aligned bytes. */
-static int sxrc_atomic(struct sxrc_scratch *s, u64 *old)
+static int sxrc_atomic(const struct sxrc_msg *m, struct sxrc_scratch *s,
+		       u64 *old)
 {
 	struct sxrc_umem *odp, *none;
 	struct sxrc_cursor c;
@@ -295,10 +296,10 @@ static int sxrc_atomic(struct sxrc_scratch *s, u64 *old)
 	if (ret)
 		return ret;
 	p = sxrc_cursor_map(&c, &avail, &page);
-	if (s->wqe.opcode == SXRC_WR_ATOMIC_CMP_AND_SWP)
-		*old = cmpxchg64(p, s->wqe.compare_add, s->wqe.swap);
+	if (m->op == SXRC_MSG_CMP_SWAP)
+		*old = cmpxchg64(p, m->compare, m->swap);
 	else
-		*old = atomic64_fetch_add(s->wqe.compare_add, (atomic64_t *)p);
+		*old = atomic64_fetch_add(m->compare, (atomic64_t *)p);
 	sxrc_cursor_unmap(p, page);
 	sxrc_odp_unlock(odp, NULL);
 	return 0;
@@ -323,26 +324,6 @@ struct sxrc_srq *sxrc_xrc_srq_get(struct sxrc_dev *dev,
 }
 
 /*
- * Do the atomic and return the original value into the local buffer:
- * 0, or the status of an ODP page gone meanwhile.
- */
-static u32 sxrc_atomic_reply(struct sxrc_scratch *s)
-{
-	struct sxrc_sgl src = { .n = 0 };
-	u64 old;
-	int ret;
-
-	ret = sxrc_atomic(s, &old);
-	sxrc_sgl_release(&s->remote);
-	if (ret)
-		return ret == -EFAULT ? SXRC_WC_REM_ACCESS_ERR : 0;
-	sxrc_sgl_add_kbuf(&src, &old, sizeof(old));
-	if (sxrc_copy_sgl(&s->local, 0, &src, s->qp) == -EFAULT)
-		return SXRC_WC_LOC_PROT_ERR;
-	return 0;
-}
-
-/*
  * A copy into a receive WQE stopped halfway (its poster died): the WQE
  * is consumed and completes as flushed, as it would once the responder
  * learns that its connection is gone.
@@ -359,31 +340,31 @@ static u32 sxrc_fault_status(struct sxrc_scratch *s)
 	return s->local.fault ? SXRC_WC_LOC_PROT_ERR : SXRC_WC_REM_ACCESS_ERR;
 }
 
-/* The responder's part of a SEND (+IMM, +INV) to @dest. */
-enum sxrc_resp sxrc_resp_send(struct sxrc_qp *dest,
-			      struct sxrc_scratch *s, u32 *status,
-			      bool *stopped)
+/* A SEND (+IMM, +INV) to @dest. */
+static enum sxrc_resp sxrc_resp_send(struct sxrc_qp *dest,
+				     const struct sxrc_msg *m,
+				     struct sxrc_scratch *s, u32 *status,
+				     bool *stopped)
 {
-	struct sxrc_send_wqe *w = &s->wqe;
 	struct sxrc_dev *dev = dest->obj.ctx->dev;
 	struct sxrc_cqe rcqe = {
 		.opcode = SXRC_WC_OP_RECV,
-		.solicited = !!(w->send_flags & SXRC_SEND_SOLICITED),
+		.solicited = !!(m->flags & SXRC_MSG_SOLICITED),
 	};
 	enum sxrc_resp resp;
-	u64 len = s->local.total;
+	u64 len = m->len;
 	int ret;
 
-	if (w->opcode == SXRC_WR_SEND_WITH_INV &&
+	if ((m->flags & SXRC_MSG_INV) &&
 	    !sxrc_can_invalidate(dev, sxrc_remote_pd(dest, s), dest,
-				 w->imm_data)) {
+				 m->imm_data)) {
 		*status = SXRC_WC_REM_INV_REQ_ERR;
 		return SXRC_RESP_ERR;
 	}
 	resp = sxrc_recv_take(dest, s, len, status);
 	if (resp != SXRC_RESP_OK)
 		return resp;
-	ret = sxrc_copy_sgl(&s->peer, 0, &s->local, s->qp);
+	ret = sxrc_copy_sgl(&s->peer, 0, m->data, s->qp);
 	if (ret == -EFAULT && s->peer.fault) {
 		/* As a bad lkey in the receive WQE (sxrc_recv_take()). */
 		sxrc_sgl_release(&s->peer);
@@ -401,37 +382,37 @@ enum sxrc_resp sxrc_resp_send(struct sxrc_qp *dest,
 		*stopped = true;
 		return SXRC_RESP_OK;
 	}
-	if (w->opcode == SXRC_WR_SEND_WITH_IMM) {
+	if (m->flags & SXRC_MSG_IMM) {
 		rcqe.wc_flags = SXRC_WC_WITH_IMM;
-		rcqe.imm_data = w->imm_data;
-	} else if (w->opcode == SXRC_WR_SEND_WITH_INV) {
-		sxrc_invalidate(dev, sxrc_remote_pd(dest, s), dest, w->imm_data,
+		rcqe.imm_data = m->imm_data;
+	} else if (m->flags & SXRC_MSG_INV) {
+		sxrc_invalidate(dev, sxrc_remote_pd(dest, s), dest, m->imm_data,
 				s);
 		rcqe.wc_flags = SXRC_WC_WITH_INV;
-		rcqe.imm_data = w->imm_data;
+		rcqe.imm_data = m->imm_data;
 	}
 	sxrc_recv_done(dest, s, &rcqe, len);
 	return SXRC_RESP_OK;
 }
 
-/* The responder's part of an RDMA WRITE (+IMM) to @dest. */
-enum sxrc_resp sxrc_resp_write(struct sxrc_qp *dest,
-			       struct sxrc_scratch *s, u32 *status,
-			       bool *stopped)
+/* An RDMA WRITE (+IMM) to @dest. */
+static enum sxrc_resp sxrc_resp_write(struct sxrc_qp *dest,
+				      const struct sxrc_msg *m,
+				      struct sxrc_scratch *s, u32 *status,
+				      bool *stopped)
 {
-	struct sxrc_send_wqe *w = &s->wqe;
-	bool imm = w->opcode == SXRC_WR_RDMA_WRITE_WITH_IMM;
+	bool imm = m->flags & SXRC_MSG_IMM;
 	struct sxrc_cqe rcqe = {
 		.opcode = SXRC_WC_OP_RECV_RDMA_WITH_IMM,
 		.wc_flags = SXRC_WC_WITH_IMM,
-		.imm_data = w->imm_data,
-		.solicited = !!(w->send_flags & SXRC_SEND_SOLICITED),
+		.imm_data = m->imm_data,
+		.solicited = !!(m->flags & SXRC_MSG_SOLICITED),
 	};
-	u64 len = s->local.total;
+	u64 len = m->len;
 	enum sxrc_resp resp;
 	int ret;
 
-	if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_WRITE, len)) {
+	if (sxrc_remote_range(dest, m, s, SXRC_ACCESS_REMOTE_WRITE, len)) {
 		*status = SXRC_WC_REM_ACCESS_ERR;
 		return SXRC_RESP_ERR;
 	}
@@ -443,7 +424,7 @@ enum sxrc_resp sxrc_resp_write(struct sxrc_qp *dest,
 			return resp;
 		}
 	}
-	ret = sxrc_copy_sgl(&s->remote, 0, &s->local, s->qp);
+	ret = sxrc_copy_sgl(&s->remote, 0, m->data, s->qp);
 	sxrc_sgl_release(&s->remote);
 	if (ret) {
 		if (imm)
@@ -459,34 +440,37 @@ enum sxrc_resp sxrc_resp_write(struct sxrc_qp *dest,
 	return SXRC_RESP_OK;
 }
 
-/* The responder's part of an RDMA READ or an atomic from @dest. */
-enum sxrc_resp sxrc_resp_read_atomic(struct sxrc_qp *dest,
-				     struct sxrc_scratch *s,
-				     u32 *status, bool *stopped)
+/*
+ * An RDMA READ from @dest: the range it reads is left in s->remote for
+ * the delivery path, which carries it back (and releases it).
+ */
+static enum sxrc_resp sxrc_resp_read(struct sxrc_qp *dest,
+				     const struct sxrc_msg *m,
+				     struct sxrc_scratch *s, u32 *status)
 {
-	struct sxrc_send_wqe *w = &s->wqe;
+	if (sxrc_remote_range(dest, m, s, SXRC_ACCESS_REMOTE_READ, m->len)) {
+		*status = SXRC_WC_REM_ACCESS_ERR;
+		return SXRC_RESP_ERR;
+	}
+	return SXRC_RESP_OK;
+}
+
+/*
+ * An atomic on @dest: the original value is left in s->orig for the
+ * delivery path to carry back.
+ */
+static enum sxrc_resp sxrc_resp_atomic(struct sxrc_qp *dest,
+				       const struct sxrc_msg *m,
+				       struct sxrc_scratch *s, u32 *status,
+				       bool *stopped)
+{
 	int ret;
 
-	if (w->opcode == SXRC_WR_RDMA_READ) {
-		if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_READ,
-				      s->local.total)) {
-			*status = SXRC_WC_REM_ACCESS_ERR;
-			return SXRC_RESP_ERR;
-		}
-		ret = sxrc_copy_sgl(&s->local, 0, &s->remote, s->qp);
-		sxrc_sgl_release(&s->remote);
-		if (ret == -EFAULT) {
-			*status = sxrc_fault_status(s);
-			return SXRC_RESP_ERR;
-		}
-		*stopped = ret;
-		return SXRC_RESP_OK;
-	}
-	if (w->remote_addr & 7) {
+	if (m->remote_addr & 7) {
 		*status = SXRC_WC_REM_INV_REQ_ERR;
 		return SXRC_RESP_ERR;
 	}
-	if (sxrc_remote_range(dest, s, SXRC_ACCESS_REMOTE_ATOMIC, 8)) {
+	if (sxrc_remote_range(dest, m, s, SXRC_ACCESS_REMOTE_ATOMIC, 8)) {
 		*status = SXRC_WC_REM_ACCESS_ERR;
 		return SXRC_RESP_ERR;
 	}
@@ -500,6 +484,118 @@ enum sxrc_resp sxrc_resp_read_atomic(struct sxrc_qp *dest,
 		*status = SXRC_WC_REM_INV_REQ_ERR;
 		return SXRC_RESP_ERR;
 	}
-	*status = sxrc_atomic_reply(s);
-	return *status ? SXRC_RESP_ERR : SXRC_RESP_OK;
+	ret = sxrc_atomic(m, s, &s->orig);
+	sxrc_sgl_release(&s->remote);
+	if (ret == -EFAULT) {
+		/* Its ODP page could not be faulted in. */
+		*status = SXRC_WC_REM_ACCESS_ERR;
+		return SXRC_RESP_ERR;
+	}
+	*stopped = ret;
+	return SXRC_RESP_OK;
+}
+
+/*
+ * Execute the request @m on the connected (RC, UC, XRC) QP @dest, which
+ * took it in sequence.  The reply of a READ or an atomic is left for the
+ * delivery path (s->remote, s->orig).  *@stopped: the poster was killed
+ * or its QP destroyed mid-copy.
+ */
+enum sxrc_resp sxrc_resp_execute(struct sxrc_qp *dest,
+				 const struct sxrc_msg *m,
+				 struct sxrc_scratch *s, u32 *status,
+				 bool *stopped)
+{
+	enum sxrc_resp resp = SXRC_RESP_ERR;
+
+	s->xsrq = NULL;
+	if (dest->type == SXRC_QPT_XRC_RECV) {
+		/* The SRQ named must be one of the receive QP's domain. */
+		s->xsrq = sxrc_xrc_srq_get(dest->obj.ctx->dev, dest, m->srqn);
+		if (!s->xsrq) {
+			*status = SXRC_WC_REM_INV_REQ_ERR;
+			return SXRC_RESP_ERR;
+		}
+	}
+	switch (m->op) {
+	case SXRC_MSG_SEND:
+		resp = sxrc_resp_send(dest, m, s, status, stopped);
+		break;
+	case SXRC_MSG_WRITE:
+		resp = sxrc_resp_write(dest, m, s, status, stopped);
+		break;
+	case SXRC_MSG_READ:
+		resp = sxrc_resp_read(dest, m, s, status);
+		break;
+	case SXRC_MSG_CMP_SWAP:
+	case SXRC_MSG_FETCH_ADD:
+		resp = sxrc_resp_atomic(dest, m, s, status, stopped);
+		break;
+	}
+	if (s->xsrq) {
+		sxrc_obj_drop(&s->xsrq->obj);
+		s->xsrq = NULL;
+	}
+	return resp;
+}
+
+/*
+ * An RC responder answered a request with @status (a NAK on a wire):
+ * an access or request error fails it too.
+ */
+void sxrc_resp_nak(struct sxrc_qp *dest, u32 status)
+{
+	if (status == SXRC_WC_REM_ACCESS_ERR)
+		sxrc_responder_error(dest, SXRC_EVENT_QP_ACCESS_ERR);
+	else if (status == SXRC_WC_REM_INV_REQ_ERR)
+		sxrc_responder_error(dest, SXRC_EVENT_QP_REQ_ERR);
+}
+
+/*
+ * A datagram for the UD QP @dest: taken only in a state that receives
+ * and with its Q_Key; @grh (or NULL) fills the first 40 bytes of the
+ * receive buffer.  Failures are silent, as UD's are.
+ */
+void sxrc_resp_datagram(struct sxrc_qp *dest, const struct sxrc_msg *m,
+			struct sxrc_scratch *s, u8 *grh)
+{
+	struct sxrc_cqe rcqe = {
+		.opcode = SXRC_WC_OP_RECV,
+		.src_qp = m->src_qpn,
+		.slid = m->slid,
+		.sl = m->ah.sl,
+		.solicited = !!(m->flags & SXRC_MSG_SOLICITED),
+	};
+	u32 status;
+	int ret = 0;
+
+	if (dest->type != SXRC_QPT_UD || !sxrc_qp_can_receive(dest) ||
+	    READ_ONCE(dest->attr.qkey) != m->qkey)
+		return;
+	if (grh)
+		rcqe.wc_flags |= SXRC_WC_GRH;
+	if (m->flags & SXRC_MSG_IMM) {
+		rcqe.wc_flags |= SXRC_WC_WITH_IMM;
+		rcqe.imm_data = m->imm_data;
+	}
+	if (sxrc_recv_take(dest, s, SXRC_GRH_SIZE + m->len, &status) !=
+	    SXRC_RESP_OK)
+		return;
+	if (grh) {
+		struct sxrc_sgl hdr = { .n = 0 };
+
+		sxrc_sgl_add_kbuf(&hdr, grh, SXRC_GRH_SIZE);
+		ret = sxrc_copy_sgl(&s->peer, 0, &hdr, s->qp);
+	}
+	/* At most SXRC_UD_MTU bytes: less than a chunk. */
+	if (!ret)
+		ret = sxrc_copy_sgl(&s->peer, SXRC_GRH_SIZE, m->data, s->qp);
+	if (ret) {
+		/* An ODP page gone meanwhile, or the poster killed: lost. */
+		sxrc_sgl_release(&s->peer);
+		sxrc_recv_error(dest, s, s->peer.fault ? SXRC_WC_LOC_PROT_ERR :
+					 SXRC_WC_WR_FLUSH_ERR);
+		return;
+	}
+	sxrc_recv_done(dest, s, &rcqe, SXRC_GRH_SIZE + m->len);
 }
