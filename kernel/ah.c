@@ -6,12 +6,21 @@
 
 #include "sxrc.h"
 
-/* An address vector is usable if it names port 1 and a destination. */
-int sxrc_check_ah(const struct sxrc_ah_attr *ah)
+/*
+ * An address vector is usable on @dev if it names port 1 and a
+ * destination, and a source GID of the port if it has a GRH; a link's
+ * (RoCE) always has.
+ */
+int sxrc_check_ah(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah)
 {
+	u8 sgid[16];
+
 	if (ah->port_num != 1 || ah->reserved[0] || ah->reserved[1] ||
 	    ah->is_global > 1)
 		return -EINVAL;
+	if (rcu_access_pointer(dev->ndev))
+		return ah->is_global &&
+		       !sxrc_link_gid(dev, ah->sgid_index, sgid) ? 0 : -EINVAL;
 	if (ah->is_global && ah->sgid_index >= SXRC_GID_TBL_LEN)
 		return -EINVAL;
 	return 0;
@@ -40,7 +49,7 @@ int sxrc_ah_create(struct sxrc_call *call)
 	struct sxrc_ah *ah;
 	int ret;
 
-	if (in->reserved || sxrc_check_ah(&in->attr) ||
+	if (in->reserved || sxrc_check_ah(call->ctx->dev, &in->attr) ||
 	    (!in->attr.dlid && !in->attr.is_global))
 		return -EINVAL;
 	pd_obj = sxrc_obj_get(call->ctx, in->pd_handle, SXRC_TYPE_PD);

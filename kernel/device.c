@@ -123,18 +123,26 @@ int sxrc_device_query_port(struct sxrc_call *call)
 	attr->max_mtu = SXRC_MTU_4096;
 	attr->active_mtu = SXRC_MTU_4096;
 	attr->gid_tbl_len = SXRC_GID_TBL_LEN;
+	attr->lid = sxrc_port_lid(dev);
+	attr->sm_lid = sxrc_port_lid(dev);
+	attr->link_layer = SXRC_LINK_LAYER_INFINIBAND;
+	if (rcu_access_pointer(dev->ndev)) {
+		/* A link: RoCE, as rxe's port shows itself. */
+		attr->active_mtu = READ_ONCE(dev->ndev_mtu);
+		attr->gid_tbl_len = SXRC_LINK_GID_TBL_LEN;
+		attr->lid = 0;
+		attr->sm_lid = 0;
+		attr->link_layer = SXRC_LINK_LAYER_ETHERNET;
+	}
 	/* rdma_cm connects through the library; NodeInfo has the image GUID. */
 	attr->port_cap_flags = SXRC_PORT_CM_SUP | SXRC_PORT_SYS_IMAGE_GUID_SUP;
 	attr->max_msg_sz = SXRC_MAX_MSG_SZ;
 	attr->pkey_tbl_len = SXRC_PKEY_TBL_LEN;
-	attr->lid = sxrc_port_lid(dev);
-	attr->sm_lid = sxrc_port_lid(dev);
 	attr->max_vl_num = SXRC_VL_1;
 	attr->subnet_timeout = 18;
 	attr->active_width = SXRC_WIDTH_4X;
 	attr->active_speed = SXRC_SPEED_EDR;
 	attr->phys_state = up ? SXRC_PHYS_LINKUP : SXRC_PHYS_DISABLED;
-	attr->link_layer = SXRC_LINK_LAYER_INFINIBAND;
 	return 0;
 }
 
@@ -144,7 +152,15 @@ int sxrc_device_query_gid(struct sxrc_call *call)
 	struct sxrc_gid_out *out = call->out;
 	struct sxrc_dev *dev = call->ctx->dev;
 
-	if (sxrc_check_port(in->port_num) || in->index >= SXRC_GID_TBL_LEN)
+	if (sxrc_check_port(in->port_num))
+		return -EINVAL;
+	if (rcu_access_pointer(dev->ndev)) {
+		if (in->index >= SXRC_LINK_GID_TBL_LEN)
+			return -EINVAL;
+		out->gid_type = SXRC_GID_TYPE_ROCE_V2;
+		return sxrc_link_gid(dev, in->index, out->gid);
+	}
+	if (in->index >= SXRC_GID_TBL_LEN)
 		return -EINVAL;
 
 	/* Link-local subnet prefix fe80::/64, then the port GUID. */
@@ -239,6 +255,9 @@ static ssize_t port_state_store(struct device *d,
 
 	if (!capable(CAP_NET_ADMIN))
 		return -EPERM;
+	/* A link's port follows its interface. */
+	if (rcu_access_pointer(dev->ndev))
+		return -EOPNOTSUPP;
 	if (sysfs_streq(buf, "ACTIVE"))
 		state = SXRC_PORT_ACTIVE;
 	else if (sysfs_streq(buf, "DOWN"))

@@ -275,6 +275,35 @@ static const struct sxrc_method *sxrc_find_method(u16 object_id,
 	return m->handler ? m : NULL;
 }
 
+/*
+ * Does the method only let go of something?  Those are all a context
+ * may still call on a removed device (sxrc_dev_remove()).
+ */
+static bool sxrc_method_teardown(u32 object, u32 method)
+{
+	switch (object) {
+	case SXRC_OBJ_PD:
+		return method == SXRC_PD_DEALLOC;
+	case SXRC_OBJ_MR:
+		return method == SXRC_MR_DEREG;
+	case SXRC_OBJ_CQ:
+		return method == SXRC_CQ_DESTROY;
+	case SXRC_OBJ_QP:
+		return method == SXRC_QP_DESTROY;
+	case SXRC_OBJ_SRQ:
+		return method == SXRC_SRQ_DESTROY;
+	case SXRC_OBJ_AH:
+		return method == SXRC_AH_DESTROY;
+	case SXRC_OBJ_XRCD:
+		return method == SXRC_XRCD_CLOSE ||
+		       method == SXRC_XRCD_UNREG_QP;
+	case SXRC_OBJ_MW:
+		return method == SXRC_MW_DEALLOC;
+	default:
+		return false;
+	}
+}
+
 long sxrc_invoke(struct sxrc_ctx *ctx, struct sxrc_ioctl_hdr __user *uhdr)
 {
 	u64 inbuf[SXRC_CALL_BUF / 8], outbuf[SXRC_CALL_BUF / 8];
@@ -297,6 +326,9 @@ long sxrc_invoke(struct sxrc_ctx *ctx, struct sxrc_ioctl_hdr __user *uhdr)
 	m = sxrc_find_method(hdr.object_id, hdr.method_id);
 	if (!m)
 		return -EOPNOTSUPP;
+	if (READ_ONCE(ctx->dev->dead) &&
+	    !sxrc_method_teardown(hdr.object_id, hdr.method_id))
+		return -EIO;
 
 	if (hdr.in_len < m->in_min || hdr.in_len > SXRC_CALL_MAX_LEN ||
 	    hdr.out_len < m->out_min || hdr.out_len > SXRC_CALL_MAX_LEN)
@@ -350,6 +382,8 @@ long sxrc_doorbell(struct sxrc_ctx *ctx, unsigned long arg)
 
 	if (arg > U32_MAX)
 		return -EINVAL;
+	if (READ_ONCE(ctx->dev->dead))
+		return -EIO;
 	obj = sxrc_obj_get(ctx, arg, SXRC_TYPE_QP);
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);

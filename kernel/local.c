@@ -9,16 +9,25 @@
  */
 #include "engine.h"
 
-/* The device an address vector leads to, on this host. */
+/* The device an address vector leads to, on this host; RCU. */
 static struct sxrc_dev *sxrc_ah_dev(const struct sxrc_ah_attr *ah)
 {
-	__be64 guid;
-
-	if (ah->is_global) {
-		memcpy(&guid, &ah->dgid[8], sizeof(guid));
-		return sxrc_dev_by_guid(guid);
-	}
+	if (ah->is_global)
+		return sxrc_dev_by_gid(ah->dgid);
 	return sxrc_dev_by_lid(ah->dlid);
+}
+
+/* The QP @qpn of the device @ah leads to, with a reference, or NULL. */
+static struct sxrc_qp *sxrc_ah_qp(const struct sxrc_ah_attr *ah, u32 qpn)
+{
+	struct sxrc_dev *dev;
+	struct sxrc_qp *qp;
+
+	rcu_read_lock();
+	dev = sxrc_ah_dev(ah);
+	qp = dev ? sxrc_qp_lookup(dev, qpn) : NULL;
+	rcu_read_unlock();
+	return qp;
 }
 
 /* A UD header as a receiver sees it in the first 40 bytes. */
@@ -34,11 +43,15 @@ static void sxrc_build_grh(struct sxrc_qp *qp, const struct sxrc_ah_attr *ah,
 	memcpy(grh + 4, &paylen, 2);
 	grh[6] = 0x1b;		/* next header: IBA transport */
 	grh[7] = ah->hop_limit;
+	memcpy(grh + 24, ah->dgid, 16);
+	/* A link's source GID is the one the address vector chose. */
+	if (rcu_access_pointer(dev->ndev) &&
+	    !sxrc_link_gid(dev, ah->sgid_index, grh + 8))
+		return;
 	memset(grh + 8, 0, 8);
 	grh[8] = 0xfe;
 	grh[9] = 0x80;
 	memcpy(grh + 16, &dev->node_guid, 8);
-	memcpy(grh + 24, ah->dgid, 16);
 }
 
 /* A datagram: to one QP, or to every member of a multicast group. */
@@ -48,7 +61,6 @@ static enum sxrc_outcome sxrc_local_ud(struct sxrc_qp *qp,
 				       struct sxrc_result *res)
 {
 	u8 *grh = m->ah.is_global ? s->grh : NULL;
-	struct sxrc_dev *dev;
 	struct sxrc_qp *dest;
 
 	if (grh)
@@ -69,8 +81,7 @@ static enum sxrc_outcome sxrc_local_ud(struct sxrc_qp *qp,
 		return SXRC_DONE;
 	}
 
-	dev = sxrc_ah_dev(&m->ah);
-	dest = dev ? sxrc_qp_lookup(dev, m->dqpn & SXRC_QPN_MAX) : NULL;
+	dest = sxrc_ah_qp(&m->ah, m->dqpn & SXRC_QPN_MAX);
 	if (dest) {
 		sxrc_resp_datagram(dest, m, s, grh);
 		sxrc_obj_drop(&dest->obj);
@@ -89,11 +100,13 @@ static bool sxrc_peer_accepts(struct sxrc_qp *dest, struct sxrc_qp *qp,
 {
 	bool ok;
 
+	rcu_read_lock();
 	spin_lock(&dest->lock);
 	ok = sxrc_qp_can_receive(dest) && dest->attr.dest_qp_num == qp->qpn &&
 	     sxrc_ah_dev(&dest->attr.ah_attr) == qp->obj.ctx->dev &&
 	     (dest->type == SXRC_QPT_UC || dest->attr.rq_psn == psn);
 	spin_unlock(&dest->lock);
+	rcu_read_unlock();
 	return ok;
 }
 
@@ -145,14 +158,13 @@ static enum sxrc_outcome sxrc_local_connected(struct sxrc_qp *qp,
 	bool rc = sxrc_reliable(qp->type), stopped = false;
 	u32 peer_type = qp->type == SXRC_QPT_XRC_SEND ? SXRC_QPT_XRC_RECV :
 			qp->type;
-	struct sxrc_dev *dev = sxrc_ah_dev(&m->ah);
 	enum sxrc_outcome out = SXRC_DONE;
 	struct sxrc_qp *dest;
 	enum sxrc_resp resp;
 	u32 status = 0;
 	int ret;
 
-	dest = dev ? sxrc_qp_lookup(dev, m->dqpn) : NULL;
+	dest = sxrc_ah_qp(&m->ah, m->dqpn);
 	if (!dest || dest->type != peer_type ||
 	    !sxrc_peer_accepts(dest, qp, m->psn)) {
 		if (dest)

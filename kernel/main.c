@@ -25,7 +25,6 @@ unsigned int sxrc_max_xrcd = 1U << 16;
 module_param_named(max_xrcd, sxrc_max_xrcd, uint, 0644);
 MODULE_PARM_DESC(max_xrcd, "XRC domains per device");
 
-static struct sxrc_dev *sxrc_devs[SXRC_MAX_DEVICES];
 static struct dentry *sxrc_debugfs;
 
 /* Caller holds dev->users_lock. */
@@ -123,43 +122,121 @@ static int sxrc_users_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(sxrc_users);
 
-/* The device whose port has @lid (LIDs are index + 1), or NULL. */
+/*
+ * The devices by index.  Written under sxrc_devs_mutex (module load and
+ * unload, link add and remove), read under RCU (the data path finds the
+ * device an address leads to) or that mutex.  The table holds a
+ * reference on each device, every context one on its own: a removed
+ * device is freed, after a grace period, when its last context is.
+ */
+static struct sxrc_dev __rcu *sxrc_devs[SXRC_MAX_DEVICES];
+static DEFINE_MUTEX(sxrc_devs_mutex);
+
+/* The device whose port has @lid (LIDs are index + 1), or NULL; RCU. */
 struct sxrc_dev *sxrc_dev_by_lid(u16 lid)
 {
-	if (!lid || lid > num_devices)
+	if (!lid || lid > SXRC_MAX_DEVICES)
 		return NULL;
-	return sxrc_devs[lid - 1];
+	return rcu_dereference(sxrc_devs[lid - 1]);
 }
 
-/* The device whose port GUID is @guid, or NULL. */
+/* The device whose port GUID is @guid, or NULL; RCU. */
 struct sxrc_dev *sxrc_dev_by_guid(__be64 guid)
 {
+	struct sxrc_dev *dev;
 	u32 i;
 
-	for (i = 0; i < num_devices; i++)
-		if (sxrc_devs[i] && sxrc_devs[i]->node_guid == guid)
-			return sxrc_devs[i];
+	for (i = 0; i < SXRC_MAX_DEVICES; i++) {
+		dev = rcu_dereference(sxrc_devs[i]);
+		if (dev && dev->node_guid == guid)
+			return dev;
+	}
 	return NULL;
 }
 
-/* Device @index, or NULL past the last; devices live as long as the module. */
-struct sxrc_dev *sxrc_dev_at(u32 index)
+/*
+ * The device a GID names: the port GUID of a device without a network
+ * device, or one of the RoCE GIDs of a link (link.c); NULL if none.  RCU.
+ */
+struct sxrc_dev *sxrc_dev_by_gid(const u8 *gid)
 {
-	if (index >= num_devices)
-		return NULL;
-	return sxrc_devs[index];
+	struct sxrc_dev *dev;
+	__be64 guid;
+	u32 i;
+
+	memcpy(&guid, gid + 8, sizeof(guid));
+	for (i = 0; i < SXRC_MAX_DEVICES; i++) {
+		dev = rcu_dereference(sxrc_devs[i]);
+		if (!dev)
+			continue;
+		if (rcu_access_pointer(dev->ndev) ? sxrc_link_has_gid(dev, gid) :
+		    dev->node_guid == guid)
+			return dev;
+	}
+	return NULL;
 }
 
-static int sxrc_dev_add(u32 index)
+/* Device @index with a reference (sxrc_dev_put()), or NULL. */
+struct sxrc_dev *sxrc_dev_get(u32 index)
+{
+	struct sxrc_dev *dev;
+
+	if (index >= SXRC_MAX_DEVICES)
+		return NULL;
+	rcu_read_lock();
+	dev = rcu_dereference(sxrc_devs[index]);
+	if (dev && !kref_get_unless_zero(&dev->ref))
+		dev = NULL;
+	rcu_read_unlock();
+	return dev;
+}
+
+static void sxrc_dev_free(struct kref *ref)
+{
+	struct sxrc_dev *dev = container_of(ref, struct sxrc_dev, ref);
+
+	/* No context is left, hence no object either. */
+	WARN_ON(!xa_empty(&dev->mrs) || !xa_empty(&dev->qps) ||
+		!xa_empty(&dev->srqs) || !list_empty(&dev->mcast_list) ||
+		!list_empty(&dev->xrcds) || !hash_empty(dev->users));
+	xa_destroy(&dev->mrs);
+	xa_destroy(&dev->qps);
+	xa_destroy(&dev->srqs);
+	/* Data path readers may still be looking at it. */
+	kfree_rcu(dev, rcu);
+}
+
+void sxrc_dev_put(struct sxrc_dev *dev)
+{
+	kref_put(&dev->ref, sxrc_dev_free);
+}
+
+/**
+ * sxrc_dev_add - create device softxrc@index
+ * @index: a free slot of the table
+ * @ndev: the network device it is attached to (a reference that passes to
+ *	the device), or NULL
+ *
+ * Caller holds sxrc_devs_mutex (and RTNL with @ndev).
+ *
+ * Return: the device, or an ERR_PTR.
+ */
+struct sxrc_dev *sxrc_dev_add(u32 index, struct net_device *ndev)
 {
 	struct sxrc_dev *dev;
 	u64 guid;
 	int ret;
 
+	lockdep_assert_held(&sxrc_devs_mutex);
+	if (index >= SXRC_MAX_DEVICES)
+		return ERR_PTR(-EINVAL);
+	if (rcu_access_pointer(sxrc_devs[index]))
+		return ERR_PTR(-EEXIST);
 	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
 	if (!dev)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 
+	kref_init(&dev->ref);
 	dev->index = index;
 	snprintf(dev->name, sizeof(dev->name), SXRC_DEV_PREFIX "%u", index);
 	snprintf(dev->nodename, sizeof(dev->nodename), "infiniband/%s",
@@ -167,6 +244,7 @@ static int sxrc_dev_add(u32 index)
 	/*
 	 * A locally administered EUI-64: 0x02 in the first byte marks it as
 	 * not IEEE-assigned; the low bytes keep devices of one host apart.
+	 * A link's is its interface's, as rxe's (link.c).
 	 */
 	guid = get_random_u64();
 	guid = (guid & ~(0xffULL << 56)) | (0x02ULL << 56);
@@ -184,6 +262,8 @@ static int sxrc_dev_add(u32 index)
 	INIT_LIST_HEAD(&dev->xrcds);
 	spin_lock_init(&dev->users_lock);
 	hash_init(dev->users);
+	if (ndev)
+		sxrc_link_init(dev, ndev);
 
 	dev->misc.minor = MISC_DYNAMIC_MINOR;
 	dev->misc.name = dev->name;
@@ -196,37 +276,83 @@ static int sxrc_dev_add(u32 index)
 
 	ret = misc_register(&dev->misc);
 	if (ret) {
+		if (ndev)
+			sxrc_link_release(dev);
 		kfree(dev);
-		return ret;
+		return ERR_PTR(ret);
 	}
-	sxrc_devs[index] = dev;
 	dev->debugfs = debugfs_create_dir(dev->name, sxrc_debugfs);
 	debugfs_create_file("users", 0400, dev->debugfs, dev,
 			    &sxrc_users_fops);
-	return 0;
+	rcu_assign_pointer(sxrc_devs[index], dev);
+	return dev;
 }
 
-static void sxrc_dev_remove(u32 index)
+/**
+ * sxrc_dev_remove - take a device away
+ * @dev: a device of the table
+ *
+ * Nothing reaches it any more: not the data path, not open().  Contexts
+ * still open on it hear IBV_EVENT_DEVICE_FATAL and from then on may only
+ * destroy what they hold (the rest fails with EIO); the device is freed
+ * with the last of them.  Caller holds sxrc_devs_mutex (and RTNL for a
+ * link, whose network device is let go here).
+ */
+void sxrc_dev_remove(struct sxrc_dev *dev)
 {
-	struct sxrc_dev *dev = sxrc_devs[index];
-
-	if (!dev)
-		return;
-	/* No context can be open: each holds a reference on the module. */
-	debugfs_remove_recursive(dev->debugfs);
+	lockdep_assert_held(&sxrc_devs_mutex);
+	RCU_INIT_POINTER(sxrc_devs[dev->index], NULL);
+	WRITE_ONCE(dev->dead, true);
+	/* misc_open() runs under the lock this takes: no open is left. */
 	misc_deregister(&dev->misc);
-	WARN_ON(!xa_empty(&dev->mrs) || !xa_empty(&dev->qps) ||
-		!xa_empty(&dev->srqs) || !list_empty(&dev->mcast_list) ||
-		!list_empty(&dev->xrcds) || !hash_empty(dev->users));
-	xa_destroy(&dev->mrs);
-	xa_destroy(&dev->qps);
-	xa_destroy(&dev->srqs);
-	kfree(dev);
-	sxrc_devs[index] = NULL;
+	debugfs_remove_recursive(dev->debugfs);
+	if (rcu_access_pointer(dev->ndev))
+		sxrc_link_release(dev);
+	if (xchg(&dev->port_state, SXRC_PORT_DOWN) == SXRC_PORT_ACTIVE)
+		sxrc_dev_event(dev, SXRC_EVENT_PORT_ERR, 1);
+	sxrc_dev_event(dev, SXRC_EVENT_DEVICE_FATAL, 1);
+	sxrc_dev_put(dev);
+}
+
+/* Serialise a table change: link.c's add and remove. */
+void sxrc_devs_lock(void)
+{
+	mutex_lock(&sxrc_devs_mutex);
+}
+
+void sxrc_devs_unlock(void)
+{
+	mutex_unlock(&sxrc_devs_mutex);
+}
+
+/* The device @index if the table has one; sxrc_devs_mutex held. */
+struct sxrc_dev *sxrc_dev_locked(u32 index)
+{
+	lockdep_assert_held(&sxrc_devs_mutex);
+	if (index >= SXRC_MAX_DEVICES)
+		return NULL;
+	return rcu_dereference_protected(sxrc_devs[index],
+					 lockdep_is_held(&sxrc_devs_mutex));
+}
+
+/* Module load failed, or unload: no context is open (each holds the module). */
+static void sxrc_devs_remove_all(void)
+{
+	struct sxrc_dev *dev;
+	u32 i;
+
+	mutex_lock(&sxrc_devs_mutex);
+	for (i = 0; i < SXRC_MAX_DEVICES; i++) {
+		dev = sxrc_dev_locked(i);
+		if (dev && !rcu_access_pointer(dev->ndev))
+			sxrc_dev_remove(dev);
+	}
+	mutex_unlock(&sxrc_devs_mutex);
 }
 
 static int __init sxrc_init(void)
 {
+	struct sxrc_dev *dev;
 	u32 i;
 	int ret;
 
@@ -240,22 +366,31 @@ static int __init sxrc_init(void)
 		return ret;
 
 	sxrc_debugfs = debugfs_create_dir(SXRC_DRV_NAME, NULL);
+	mutex_lock(&sxrc_devs_mutex);
 	for (i = 0; i < num_devices; i++) {
-		ret = sxrc_dev_add(i);
-		if (ret)
+		dev = sxrc_dev_add(i, NULL);
+		if (IS_ERR(dev)) {
+			ret = PTR_ERR(dev);
+			mutex_unlock(&sxrc_devs_mutex);
 			goto err_remove;
+		}
 	}
+	mutex_unlock(&sxrc_devs_mutex);
+	ret = sxrc_link_init_module();
+	if (ret)
+		goto err_remove;
 	/* After the devices: a dump may come in as soon as it is registered. */
 	ret = sxrc_nl_init();
 	if (ret)
-		goto err_remove;
+		goto err_links;
 	pr_info(SXRC_DRV_NAME ": %u device(s), ABI version %d\n",
 		num_devices, SXRC_ABI_VERSION);
 	return 0;
 
+err_links:
+	sxrc_link_exit_module();
 err_remove:
-	while (i--)
-		sxrc_dev_remove(i);
+	sxrc_devs_remove_all();
 	debugfs_remove(sxrc_debugfs);
 	sxrc_engine_exit();
 	return ret;
@@ -263,12 +398,13 @@ err_remove:
 
 static void __exit sxrc_exit(void)
 {
-	u32 i;
-
 	sxrc_nl_exit();
-	for (i = 0; i < num_devices; i++)
-		sxrc_dev_remove(i);
+	/* Links first: they need RTNL, taken before the table's mutex. */
+	sxrc_link_exit_module();
+	sxrc_devs_remove_all();
 	debugfs_remove(sxrc_debugfs);
+	/* kfree_rcu() of the devices: done before the module text goes. */
+	rcu_barrier();
 	sxrc_engine_exit();
 }
 

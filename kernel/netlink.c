@@ -86,6 +86,8 @@ static const struct nla_policy sxrc_nl_policy[SXRC_NL_ATTR_MAX + 1] = {
 	[SXRC_NL_ATTR_RES_CLASS] = NLA_POLICY_MAX(NLA_U32,
 						  __SXRC_NL_RES_MAX - 1),
 	[SXRC_NL_ATTR_PID] = { .type = NLA_U32 },
+	[SXRC_NL_ATTR_DEV_NAME] = { .type = NLA_NUL_STRING, .len = 15 },
+	[SXRC_NL_ATTR_NETDEV] = { .type = NLA_NUL_STRING, .len = IFNAMSIZ - 1 },
 };
 
 static struct sxrc_nl_dump *sxrc_nl_state(struct netlink_callback *cb)
@@ -149,6 +151,22 @@ static void sxrc_nl_read_stats(const struct sxrc_stats *s, u64 *stats)
 		stats[i] = atomic64_read(&s->c[i]);
 }
 
+/* A link's interface, by name and index. */
+static int sxrc_nl_put_netdev(struct sk_buff *skb, struct sxrc_dev *dev)
+{
+	struct net_device *ndev;
+	int ret = 0;
+
+	rcu_read_lock();
+	ndev = rcu_dereference(dev->ndev);
+	if (ndev)
+		ret = nla_put_string(skb, SXRC_NL_ATTR_NETDEV, ndev->name) ?:
+		      nla_put_u32(skb, SXRC_NL_ATTR_NETDEV_INDEX,
+				  ndev->ifindex);
+	rcu_read_unlock();
+	return ret;
+}
+
 static int sxrc_nl_fill_dev(struct sk_buff *skb, struct netlink_callback *cb,
 			    struct sxrc_dev *dev)
 {
@@ -178,7 +196,7 @@ static int sxrc_nl_fill_dev(struct sk_buff *skb, struct netlink_callback *cb,
 	    nla_put_u32(skb, SXRC_NL_ATTR_NUM_XRCD, nxrcd) ||
 	    nla_put_u64_64bit(skb, SXRC_NL_ATTR_PINNED_PAGES,
 			      atomic64_read(&dev->mr_pages), SXRC_NL_ATTR_PAD) ||
-	    sxrc_nl_put_stats(skb, stats))
+	    sxrc_nl_put_stats(skb, stats) || sxrc_nl_put_netdev(skb, dev))
 		goto err;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -593,16 +611,19 @@ static int sxrc_nl_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	int ret = 0;
 
 	while (st->class < __SXRC_NL_RES_MAX) {
-		while ((dev = sxrc_dev_at(st->dev))) {
+		for (; st->dev < SXRC_MAX_DEVICES; st->dev++) {
+			dev = sxrc_dev_get(st->dev);
+			if (!dev)
+				continue;
 			if (st->class == SXRC_NL_RES_DEV)
 				ret = sxrc_nl_fill_dev(skb, cb, dev);
 			else if (st->class == SXRC_NL_RES_XRCQP)
 				ret = sxrc_nl_dump_xrcqps(skb, cb, dev);
 			else
 				ret = sxrc_nl_dump_ctxs(skb, cb, dev);
+			sxrc_dev_put(dev);
 			if (ret)
 				goto out;
-			st->dev++;
 			st->ctx_next = 0;
 			st->obj_next = 0;
 		}
@@ -618,11 +639,38 @@ out:
 	return ret ? ret : skb->len;
 }
 
+static int sxrc_nl_link_add(struct sk_buff *skb, struct genl_info *info)
+{
+	if (!info->attrs[SXRC_NL_ATTR_DEV_NAME] ||
+	    !info->attrs[SXRC_NL_ATTR_NETDEV])
+		return -EINVAL;
+	return sxrc_link_add(genl_info_net(info),
+			     nla_data(info->attrs[SXRC_NL_ATTR_DEV_NAME]),
+			     nla_data(info->attrs[SXRC_NL_ATTR_NETDEV]));
+}
+
+static int sxrc_nl_link_del(struct sk_buff *skb, struct genl_info *info)
+{
+	if (!info->attrs[SXRC_NL_ATTR_DEV_NAME])
+		return -EINVAL;
+	return sxrc_link_del(nla_data(info->attrs[SXRC_NL_ATTR_DEV_NAME]));
+}
+
 static const struct genl_ops sxrc_nl_ops[] = {
 	{
 		.cmd = SXRC_NL_CMD_RES_GET,
 		.start = sxrc_nl_start,
 		.dumpit = sxrc_nl_dumpit,
+	},
+	{
+		.cmd = SXRC_NL_CMD_LINK_ADD,
+		.doit = sxrc_nl_link_add,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = SXRC_NL_CMD_LINK_DEL,
+		.doit = sxrc_nl_link_del,
+		.flags = GENL_ADMIN_PERM,
 	},
 };
 

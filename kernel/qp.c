@@ -432,7 +432,8 @@ static struct sxrc_qp *sxrc_qp_from_handle(struct sxrc_ctx *ctx, u32 handle,
  */
 
 /* Range checks of the attribute values the mask names. */
-static int sxrc_qp_check_attr(const struct sxrc_qp_attr *a, u32 mask)
+static int sxrc_qp_check_attr(struct sxrc_dev *dev,
+			      const struct sxrc_qp_attr *a, u32 mask)
 {
 	if (a->reserved0)
 		return -EINVAL;
@@ -448,10 +449,10 @@ static int sxrc_qp_check_attr(const struct sxrc_qp_attr *a, u32 mask)
 	if ((mask & SXRC_QP_PATH_MTU) &&
 	    (a->path_mtu < SXRC_MTU_MIN || a->path_mtu > SXRC_MTU_MAX))
 		return -EINVAL;
-	if ((mask & SXRC_QP_AV) && sxrc_check_ah(&a->ah_attr))
+	if ((mask & SXRC_QP_AV) && sxrc_check_ah(dev, &a->ah_attr))
 		return -EINVAL;
 	if ((mask & SXRC_QP_ALT_PATH) &&
-	    (sxrc_check_ah(&a->alt_ah_attr) || a->alt_port_num != 1 ||
+	    (sxrc_check_ah(dev, &a->alt_ah_attr) || a->alt_port_num != 1 ||
 	     a->alt_pkey_index >= SXRC_PKEY_TBL_LEN || a->alt_timeout > 31))
 		return -EINVAL;
 	if ((mask & SXRC_QP_PATH_MIG_STATE) && a->path_mig_state > SXRC_MIG_MAX)
@@ -551,7 +552,7 @@ int sxrc_qp_do_modify(struct sxrc_qp *qp, const struct sxrc_qp_attr *a,
 	else if (qp->type == SXRC_QPT_XRC_RECV)
 		mask &= ~(SXRC_QP_MAX_QP_RD_ATOMIC | SXRC_QP_RETRY_CNT |
 			  SXRC_QP_RNR_RETRY);
-	ret = sxrc_qp_check_attr(a, mask);
+	ret = sxrc_qp_check_attr(qp->obj.ctx->dev, a, mask);
 	if (ret)
 		return ret;
 	/* As ib_uverbs: only CAP_NET_RAW may use a privileged Q_Key. */

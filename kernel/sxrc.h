@@ -13,6 +13,8 @@
 #include <linux/miscdevice.h>
 #include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
@@ -27,6 +29,7 @@
 #define SXRC_FW_VER		((1ULL << 32) | (0 << 16) | 0)
 #define SXRC_PKEY_DEFAULT	0xffff
 #define SXRC_GID_TBL_LEN	1
+#define SXRC_LINK_GID_TBL_LEN	16	/* a link's port */
 #define SXRC_PKEY_TBL_LEN	1
 
 /* Device limits that are not module parameters. */
@@ -138,6 +141,14 @@ struct sxrc_stats {
  * @users: struct sxrc_user of each user with a context on the device,
  *	hashed by uid
  * @debugfs: the device's debugfs directory, or an error pointer
+ * @ref: the device table's reference and one per context
+ * @rcu: frees the device after data path readers of the table left
+ * @dead: removed (sxrc_dev_remove()): every call but a destroy fails
+ * @ndev: a link's network device (a reference, @ndev_tracker); NULL for
+ *	a device without.  Written under RTNL, read under RCU or RTNL
+ * @ndev_tracker: the reference's tracker
+ * @ndev_mtu: a link's path MTU, an IBV_MTU_* value from its MTU; RTNL
+ *	writes, readers READ_ONCE()
  */
 struct sxrc_dev {
 	struct miscdevice misc;
@@ -169,6 +180,12 @@ struct sxrc_dev {
 	spinlock_t users_lock;		/* see above */
 	DECLARE_HASHTABLE(users, 6);
 	struct dentry *debugfs;
+	struct kref ref;
+	struct rcu_head rcu;
+	bool dead;
+	struct net_device __rcu *ndev;
+	netdevice_tracker ndev_tracker;
+	u32 ndev_mtu;
 };
 
 /**
@@ -843,11 +860,28 @@ struct sxrc_call {
 /* main.c */
 extern unsigned int sxrc_max_xrcd;
 extern unsigned long sxrc_max_mr_pages;
-struct sxrc_dev *sxrc_dev_at(u32 index);
+struct sxrc_dev *sxrc_dev_get(u32 index);
+void sxrc_dev_put(struct sxrc_dev *dev);
+struct sxrc_dev *sxrc_dev_add(u32 index, struct net_device *ndev);
+void sxrc_dev_remove(struct sxrc_dev *dev);
+struct sxrc_dev *sxrc_dev_locked(u32 index);
+void sxrc_devs_lock(void);
+void sxrc_devs_unlock(void);
+struct sxrc_dev *sxrc_dev_by_gid(const u8 *gid);
 struct sxrc_user *sxrc_user_get(struct sxrc_dev *dev, kuid_t uid);
 void sxrc_user_put(struct sxrc_user *user);
 struct sxrc_dev *sxrc_dev_by_lid(u16 lid);
 struct sxrc_dev *sxrc_dev_by_guid(__be64 guid);
+
+/* link.c: devices attached to a network device */
+void sxrc_link_init(struct sxrc_dev *dev, struct net_device *ndev);
+void sxrc_link_release(struct sxrc_dev *dev);
+bool sxrc_link_has_gid(struct sxrc_dev *dev, const u8 *gid);
+int sxrc_link_gid(struct sxrc_dev *dev, u32 index, u8 *gid);
+int sxrc_link_add(struct net *net, const char *name, const char *ifname);
+int sxrc_link_del(const char *name);
+int sxrc_link_init_module(void);
+void sxrc_link_exit_module(void);
 
 /* netlink.c: the resource view */
 int sxrc_nl_init(void);
@@ -993,7 +1027,7 @@ void sxrc_mcast_detach_all(struct sxrc_qp *qp);
 
 /* ah.c */
 int sxrc_ah_create(struct sxrc_call *call);
-int sxrc_check_ah(const struct sxrc_ah_attr *ah);
+int sxrc_check_ah(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah);
 
 /* engine.c: the send queue loop (the rest of the data path: engine.h) */
 int sxrc_engine_init(void);

@@ -19,6 +19,7 @@ static void sxrc_ctx_free(struct kref *ref)
 
 	sxrc_ctx_events_flush(ctx);
 	sxrc_user_put(ctx->user);
+	sxrc_dev_put(ctx->dev);
 	kfree(ctx);
 }
 
@@ -51,6 +52,8 @@ static int sxrc_open(struct inode *inode, struct file *file)
 	ctx->members[0] = current->mm;
 	mmgrab(current->mm);
 	ctx->nmembers = 1;
+	/* The device table's reference is there: open() and removal exclude. */
+	kref_get(&dev->ref);
 	ctx->dev = dev;
 	xa_init_flags(&ctx->objects, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->mmaps, XA_FLAGS_ALLOC);

@@ -339,6 +339,7 @@ struct sxrc_port_in {
 #define SXRC_PORT_CM_SUP		_BITUL(16)
 /* link_layer values: IBV_LINK_LAYER_* */
 #define SXRC_LINK_LAYER_INFINIBAND	1
+#define SXRC_LINK_LAYER_ETHERNET	2
 
 /**
  * struct sxrc_port_attr - SXRC_DEVICE_QUERY_PORT output
@@ -408,6 +409,7 @@ struct sxrc_gid_in {
 
 /* gid_type values: enum ibv_gid_type */
 #define SXRC_GID_TYPE_IB	0
+#define SXRC_GID_TYPE_ROCE_V2	2
 
 /**
  * struct sxrc_gid_out - SXRC_DEVICE_QUERY_GID output
@@ -1607,11 +1609,13 @@ struct sxrc_xrc_modify_in {
 #define SXRC_EVENT_QP_ACCESS_ERR	3
 #define SXRC_EVENT_COMM_EST		4
 #define SXRC_EVENT_SQ_DRAINED		5
+#define SXRC_EVENT_DEVICE_FATAL		8
 #define SXRC_EVENT_PORT_ACTIVE		9
 #define SXRC_EVENT_PORT_ERR		10
 #define SXRC_EVENT_SRQ_ERR		14
 #define SXRC_EVENT_SRQ_LIMIT_REACHED	15
 #define SXRC_EVENT_QP_LAST_WQE_REACHED	16
+#define SXRC_EVENT_GID_CHANGE		18
 
 #define SXRC_ASYNC_FLAG_OVERFLOW	_BITUL(0)
 

@@ -27,6 +27,20 @@
  * only the creator and the registrants of such contexts are named, the
  * other registrations counted (SXRC_NL_ATTR_REG_OTHERS).  Attributes only
  * grow; unknown ones are ignored by readers.
+ *
+ * Links
+ * -----
+ * SXRC_NL_CMD_LINK_ADD attaches a new device to a network device, as
+ * "rdma link add" does for rdma_rxe: SXRC_NL_ATTR_DEV_NAME, "softxrcN"
+ * with N below 8 and free, and SXRC_NL_ATTR_NETDEV, the interface's name
+ * in the caller's network namespace.  The device's port has an Ethernet
+ * link layer, RoCEv2 GIDs from the interface's addresses, and follows
+ * its state and MTU; it goes away with the interface.
+ * SXRC_NL_CMD_LINK_DEL removes such a device (SXRC_NL_ATTR_DEV_NAME);
+ * contexts still open on it get IBV_EVENT_DEVICE_FATAL and fail every
+ * further call but destroys with EIO.  Both need CAP_NET_ADMIN.  The
+ * device dump shows a link's SXRC_NL_ATTR_NETDEV and
+ * SXRC_NL_ATTR_NETDEV_INDEX.
  */
 
 #define SXRC_NL_FAMILY_NAME	"softxrc"
@@ -36,12 +50,16 @@
  * enum sxrc_nl_cmd - commands of the softxrc netlink family
  * @SXRC_NL_CMD_UNSPEC: not a command
  * @SXRC_NL_CMD_RES_GET: dump resources (NLM_F_DUMP only)
+ * @SXRC_NL_CMD_LINK_ADD: attach a new device to a network device
+ * @SXRC_NL_CMD_LINK_DEL: remove a device attached to a network device
  * @__SXRC_NL_CMD_MAX: number of commands
  * @SXRC_NL_CMD_MAX: highest command
  */
 enum sxrc_nl_cmd {
 	SXRC_NL_CMD_UNSPEC,
 	SXRC_NL_CMD_RES_GET,
+	SXRC_NL_CMD_LINK_ADD,
+	SXRC_NL_CMD_LINK_DEL,
 	__SXRC_NL_CMD_MAX,
 	SXRC_NL_CMD_MAX = __SXRC_NL_CMD_MAX - 1,
 };
@@ -114,6 +132,8 @@ enum sxrc_nl_res_class {
  *	by contexts the caller may not see (they have no SXRC_NL_ATTR_REG);
  *	the QP's SXRC_NL_ATTR_PID and SXRC_NL_ATTR_CTX_ID, its creator's,
  *	are likewise left out when the caller may not see that context
+ * @SXRC_NL_ATTR_NETDEV: string, the network device a link is attached to
+ * @SXRC_NL_ATTR_NETDEV_INDEX: u32, its interface index
  * @__SXRC_NL_ATTR_MAX: number of attributes
  * @SXRC_NL_ATTR_MAX: highest attribute
  */
@@ -149,6 +169,8 @@ enum sxrc_nl_attr {
 	SXRC_NL_ATTR_REG,
 	SXRC_NL_ATTR_REG_COUNT,
 	SXRC_NL_ATTR_REG_OTHERS,
+	SXRC_NL_ATTR_NETDEV,
+	SXRC_NL_ATTR_NETDEV_INDEX,
 	__SXRC_NL_ATTR_MAX,
 	SXRC_NL_ATTR_MAX = __SXRC_NL_ATTR_MAX - 1,
 };

@@ -67,6 +67,7 @@ static const char *const u_names[__SXRC_NL_ATTR_MAX] = {
 	[SXRC_NL_ATTR_OPENS] = "opens",
 	[SXRC_NL_ATTR_REG_COUNT] = "count",
 	[SXRC_NL_ATTR_REG_OTHERS] = "other_registrations",
+	[SXRC_NL_ATTR_NETDEV_INDEX] = "ifindex",
 };
 
 static bool json;
@@ -236,9 +237,11 @@ static int res_cb(const struct nlmsghdr *nlh, void *data)
 		switch (t) {
 		case SXRC_NL_ATTR_DEV_NAME:
 		case SXRC_NL_ATTR_COMM:
+		case SXRC_NL_ATTR_NETDEV:
 			if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) < 0)
 				break;
-			out_str(t == SXRC_NL_ATTR_COMM ? "comm" : "dev",
+			out_str(t == SXRC_NL_ATTR_COMM ? "comm" :
+				t == SXRC_NL_ATTR_NETDEV ? "netdev" : "dev",
 				mnl_attr_get_str(a));
 			break;
 		case SXRC_NL_ATTR_QP_TYPE:
@@ -319,7 +322,74 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: softxrc [-j] res show [dev|ctx|pd|mr|cq|qp|srq|xrcd|xrcqp] [pid N]\n"
+		"       softxrc link add softxrcN netdev IFNAME\n"
+		"       softxrc link del softxrcN\n"
 		"  -j  JSON output\n");
+}
+
+/* A netlink socket and the softxrc family's id; NULL after a message. */
+static struct mnl_socket *open_family(uint16_t *family)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	int ret;
+
+	nl = mnl_socket_open(NETLINK_GENERIC);
+	if (!nl || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		perror("softxrc: netlink socket");
+		if (nl)
+			mnl_socket_close(nl);
+		return NULL;
+	}
+	/* The ACK ends the exchange after the one reply. */
+	*family = 0;
+	nlh = put_genl(buf, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, NLM_F_ACK, 1);
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, SXRC_NL_FAMILY_NAME);
+	ret = transact(nl, nlh, family_cb, family);
+	if (ret || !*family) {
+		fprintf(stderr, "softxrc: netlink family %s not found (is the module loaded?): %s\n",
+			SXRC_NL_FAMILY_NAME, strerror(ret ? -ret : ENOENT));
+		mnl_socket_close(nl);
+		return NULL;
+	}
+	return nl;
+}
+
+/* softxrc link add NAME netdev IFNAME | link del NAME */
+static int link_cmd(int argc, char **argv)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	uint16_t family;
+	bool add;
+	int ret;
+
+	add = argc == 4 && !strcmp(argv[0], "add") &&
+	      !strcmp(argv[2], "netdev");
+	if (!add && (argc != 2 || (strcmp(argv[0], "del") &&
+				   strcmp(argv[0], "delete")))) {
+		usage(stderr);
+		return 2;
+	}
+	nl = open_family(&family);
+	if (!nl)
+		return 1;
+	nlh = put_genl(buf, family,
+		       add ? SXRC_NL_CMD_LINK_ADD : SXRC_NL_CMD_LINK_DEL,
+		       NLM_F_ACK, SXRC_NL_FAMILY_VERSION);
+	mnl_attr_put_strz(nlh, SXRC_NL_ATTR_DEV_NAME, argv[1]);
+	if (add)
+		mnl_attr_put_strz(nlh, SXRC_NL_ATTR_NETDEV, argv[3]);
+	ret = transact(nl, nlh, NULL, NULL);
+	mnl_socket_close(nl);
+	if (ret) {
+		fprintf(stderr, "softxrc: link %s %s: %s\n", argv[0], argv[1],
+			strerror(-ret));
+		return 1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -343,6 +413,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (i < argc && !strcmp(argv[i], "link"))
+		return link_cmd(argc - i - 1, argv + i + 1);
 	if (argc - i < 2 || strcmp(argv[i], "res") ||
 	    strcmp(argv[i + 1], "show")) {
 		usage(stderr);
@@ -375,23 +447,9 @@ int main(int argc, char **argv)
 		}
 	}
 
-	nl = mnl_socket_open(NETLINK_GENERIC);
-	if (!nl || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		perror("softxrc: netlink socket");
+	nl = open_family(&family);
+	if (!nl)
 		return 1;
-	}
-
-	/* The ACK ends the exchange after the one reply. */
-	nlh = put_genl(buf, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, NLM_F_ACK, 1);
-	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, SXRC_NL_FAMILY_NAME);
-	ret = transact(nl, nlh, family_cb, &family);
-	if (ret || !family) {
-		fprintf(stderr, "softxrc: netlink family %s not found (is the module loaded?): %s\n",
-			SXRC_NL_FAMILY_NAME, strerror(ret ? -ret : ENOENT));
-		mnl_socket_close(nl);
-		return 1;
-	}
-
 	nlh = put_genl(buf, family, SXRC_NL_CMD_RES_GET, NLM_F_DUMP,
 		       SXRC_NL_FAMILY_VERSION);
 	if (class)

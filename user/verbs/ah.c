@@ -75,12 +75,20 @@ SXU_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
 	ah_attr->port_num = port_num;
 	if (wc->wc_flags & IBV_WC_GRH) {
 		uint32_t flow = be32toh(grh->version_tclass_flow);
+		struct ibv_port_attr pa;
 		union ibv_gid gid;
+		int i;
 
 		/* Reply to the sender, from the GID it addressed. */
-		if (ibv_query_gid(context, port_num, 0, &gid))
+		if (ibv_query_port(context, port_num, &pa))
 			return -1;
-		if (memcmp(&gid, &grh->dgid, sizeof(gid))) {
+		for (i = 0; i < pa.gid_tbl_len; i++) {
+			if (ibv_query_gid(context, port_num, i, &gid))
+				return -1;
+			if (!memcmp(&gid, &grh->dgid, sizeof(gid)))
+				break;
+		}
+		if (i == pa.gid_tbl_len) {
 			errno = EINVAL;
 			return -1;
 		}
@@ -89,7 +97,7 @@ SXU_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
 		ah_attr->grh.flow_label = flow & 0xfffff;
 		ah_attr->grh.traffic_class = (flow >> 20) & 0xff;
 		ah_attr->grh.hop_limit = 0xff;
-		ah_attr->grh.sgid_index = 0;
+		ah_attr->grh.sgid_index = i;
 	}
 	return 0;
 }

@@ -528,6 +528,11 @@ SXU_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num,
 		return -1;
 	}
 	ret = sxu_query_gid_raw(context, port_num, index, &out);
+	if (ret == ENODATA) {
+		/* An empty entry of a link's table reads as zeros, as in sysfs. */
+		memset(gid->raw, 0, sizeof(gid->raw));
+		return 0;
+	}
 	if (ret)
 		return -1;
 	memcpy(gid->raw, out.gid, sizeof(gid->raw));
@@ -582,6 +587,8 @@ SXU_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
 			e = (void *)((char *)entries + n * entry_size);
 			ret = _ibv_query_gid_ex(context, port, i, e, 0,
 						entry_size);
+			if (ret == ENODATA)
+				continue;	/* empty: not listed */
 			if (ret)
 				return -ret;
 			n++;
@@ -590,8 +597,11 @@ SXU_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
 	return n;
 }
 
-/* IBVERBS_PRIVATE: Debian's ibv_devinfo prints the GID type with it. */
-enum { SXRC_GID_TYPE_SYSFS_IB_ROCE_V1 = 0 };
+/*
+ * IBVERBS_PRIVATE: Debian's ibv_devinfo prints the GID type with it, as
+ * enum ibv_gid_type_sysfs (not in the public headers).
+ */
+enum { SXU_GID_TYPE_SYSFS_IB_ROCE_V1 = 0, SXU_GID_TYPE_SYSFS_ROCE_V2 = 1 };
 
 SXU_EXPORT int ibv_query_gid_type(struct ibv_context *context,
 				   uint8_t port_num, unsigned int index,
@@ -605,7 +615,8 @@ SXU_EXPORT int ibv_query_gid_type(struct ibv_context *context,
 		errno = ret;
 		return -1;
 	}
-	*type = SXRC_GID_TYPE_SYSFS_IB_ROCE_V1;
+	*type = out.gid_type == SXRC_GID_TYPE_ROCE_V2 ?
+		SXU_GID_TYPE_SYSFS_ROCE_V2 : SXU_GID_TYPE_SYSFS_IB_ROCE_V1;
 	return 0;
 }
 
