@@ -133,8 +133,7 @@ static int vset_build(struct victim *vi)
 		.comp_mask = IBV_QP_INIT_ATTR_PD,
 	};
 	struct ibv_qp_init_attr_ex ra = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		SXRC_XRC_RECV_INIT,
 	};
 	struct ibv_qp_init_attr_xrc la = { .qp_type = IBV_QPT_XRC_RECV };
 	struct ibv_srq_init_attr_ex sa = {
