@@ -416,11 +416,9 @@ TEST_F(ctx, killed_process_leaves_nothing)
 {
 	long ctx_base = sxrc_sysfs_long("objects/contexts");
 	int ready[2], status;
-	char c;
 	pid_t pid;
 
-	ASSERT_EQ(0, pipe(ready));
-	pid = fork();
+	pid = sxrc_fork_ready(ready);
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		uint32_t pd;
@@ -432,13 +430,9 @@ TEST_F(ctx, killed_process_leaves_nothing)
 		/* Also hold an fd through a dup and a second open. */
 		if (dup(fd) < 0 || open(SXRC_DEV, O_RDWR) < 0)
 			_exit(1);
-		if (write(ready[1], "r", 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
+		sxrc_ready_and_wait(ready[1], 1);
 	}
-	close(ready[1]);
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, sxrc_child_ready(ready));
 	EXPECT_EQ(self->pd_base + 500, sxrc_sysfs_long("objects/pd"));
 	EXPECT_EQ(ctx_base + 2, sxrc_sysfs_long("objects/contexts"));
 	ASSERT_EQ(0, kill(pid, SIGKILL));

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * softxrc selftests: what the victim (sxrc_adversary_test.c) and the
- * attacker (sxrc_adv_attacker.c) of the two-process adversary share:
+ * softxrc selftests: what the victim (sxrc_adversary_test.c, its checks
+ * in sxrc_adv_check.c) and the attacker (sxrc_adv_attacker.c) of the
+ * two-process adversary share:
  * the victim's objects, what the attacker tries, the shared memory
  * between them, and the small helpers both use.
  */
@@ -707,6 +708,91 @@ static int hcall(int fd, int m, uint32_t h, uint32_t qpn, uint32_t *made)
 		memcpy(made, out, sizeof(*made));	/* outputs start with it */
 	return ret;
 }
+
+/* ------------------------------------------------------------------
+ * The victim: sxrc_adversary_test.c, its checks in sxrc_adv_check.c
+ */
+
+struct vset {
+	struct ibv_pd *pd[2];
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *scq, *rcq, *xcq;
+	struct ibv_mr *mr[NVMR];
+	struct ibv_srq *srq, *xsrq;
+	struct ibv_qp *qp[NVQP];	/* XR2 has none: OFED API */
+	uint32_t qpn[NVQP];
+	uint32_t psn[NVQP];
+	struct ibv_ah *ah;
+	struct ibv_xrcd *x;
+	struct ibv_xrc_domain *lx;
+	uint32_t srqn, xsrqn;
+	uint32_t qkey;
+	int head[NVRQ];			/* next slot to complete */
+	uint32_t gen;
+};
+
+/* What a violation concerns: a QP, an MR, or nothing of the set. */
+#define OBJ_MR(m)	(NVQP + (m))
+#define OBJ_NONE	(NVQP + NVMR)
+#define NOBJ		(NVQP + NVMR + 1)
+
+/* The victim's state: one per test. */
+struct victim {
+	struct shared *sh;
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	uint16_t lid;
+	uint8_t *buf, *shadow;
+	struct vset s;
+	bool built;
+	int xfd;
+	char xpath[64];
+	struct sxrc_rng r;
+	uint64_t seed;
+	uint32_t round;
+	long base[NCNT], start[NCNT];
+	long att_own[NCNT_OBJ];
+	pid_t att;
+	uint32_t epoch;
+	long viol[NV];
+	long vobj[NV][NOBJ];		/* by victim object */
+	int nprinted[NV];
+	int round_viol;
+	uint32_t ctx_round;
+	bool printed;
+	long rebuilds, own_ops, foreign_ud_ok;
+	long named_rounds, named_all;
+};
+
+static size_t slot_off(int rq, int slot)
+{
+	return mr_defs[rq_defs[rq].mr].off +
+	       (size_t)rq_defs[rq].idx * NRECV * SLOT + (size_t)slot * SLOT;
+}
+
+/* sxrc_adversary_test.c */
+int post_rq(struct victim *vi, int rq, int slot);
+int drain_channel(struct victim *vi);
+
+/* sxrc_adv_check.c */
+const char *qp_name(struct victim *vi, uint32_t qpn);
+int qp_obj(struct victim *vi, uint32_t qpn);
+bool viol_on(struct victim *vi, int cat, int obj, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+bool viol(struct victim *vi, int cat, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void blame(struct victim *vi, bool (*match)(const struct attempt *, uint32_t),
+	   uint32_t v);
+bool match_qpn(const struct attempt *at, uint32_t qpn);
+bool match_key(const struct attempt *at, uint32_t key);
+bool match_srqn(const struct attempt *at, uint32_t srqn);
+const char *wcs(int status);
+void check_cqs(struct victim *vi);
+void check_states(struct victim *vi);
+void check_memory(struct victim *vi);
+void check_counts(struct victim *vi);
+void check_attacker(struct victim *vi);
+void report(struct victim *vi, double secs, uint32_t rounds);
 
 /* The attacker process: @epoch rounds from @seed; its exit status. */
 int attacker_main(struct shared *sh, uint64_t seed, uint32_t epoch);

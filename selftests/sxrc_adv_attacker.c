@@ -919,14 +919,10 @@ static int att_setup(struct att *a)
 		.comp_mask = IBV_QP_INIT_ATTR_PD,
 	};
 	struct ibv_qp_init_attr_ex ra = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		SXRC_XRC_RECV_INIT,
 	};
 	struct ibv_srq_init_attr_ex sa = {
-		.attr = { .max_wr = 16, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
-		.srq_type = IBV_SRQT_XRC,
+		SXRC_XRC_SRQ_INIT,
 	};
 	struct ibv_qp_init_attr qa = {
 		.cap = { .max_send_wr = 4, .max_recv_wr = 16,

@@ -902,8 +902,7 @@ TEST_F(cm, migrate_synchronous_id)
 TEST_F(cm, xrc_connect)
 {
 	struct ibv_xrcd_init_attr xa = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = -1, .oflags = O_CREAT,
+		SXRC_XRCD_NEW,
 	};
 	struct ibv_qp_init_attr_ex ia = {
 		.qp_type = IBV_QPT_XRC_SEND,
@@ -911,8 +910,7 @@ TEST_F(cm, xrc_connect)
 		.comp_mask = IBV_QP_INIT_ATTR_PD,
 	};
 	struct ibv_qp_init_attr_ex ta = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		SXRC_XRC_RECV_INIT,
 	};
 	struct ibv_srq_init_attr_ex sa = {
 		.attr = { .max_wr = 4, .max_sge = 1 },

@@ -23,13 +23,8 @@ FIXTURE(cq) {
 
 FIXTURE_SETUP(cq)
 {
-	int ret;
-
 	self->ctx = NULL;
-	ret = sxrc_open_dev(&self->list, &self->ctx);
-	if (ret > 0)
-		SKIP(return, "softxrc is not loaded");
-	ASSERT_EQ(0, ret);
+	SXRC_FX_OPEN(self);
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
 	self->mr = ibv_reg_mr(self->pd, self->buf, sizeof(self->buf),

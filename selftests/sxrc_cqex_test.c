@@ -43,32 +43,23 @@ FIXTURE(ex) {
 
 FIXTURE_SETUP(ex)
 {
-	int ret;
-
 	self->ctx = NULL;
 	self->buf = NULL;
-	ret = sxrc_open_dev(&self->list, &self->ctx);
-	if (ret > 0)
-		SKIP(return, "softxrc is not loaded");
-	ASSERT_EQ(0, ret);
+	SXRC_FX_OPEN(self);
 	self->cq_base = sxrc_sysfs_long("objects/cq");
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
-	self->buf = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->buf);
+	self->buf = sxrc_map(BUF_SIZE, 0);
+	ASSERT_NE(NULL, self->buf);
 	self->mr = ibv_reg_mr(self->pd, self->buf, BUF_SIZE, ACCESS_ALL);
 	ASSERT_NE(NULL, self->mr);
 }
 
 FIXTURE_TEARDOWN(ex)
 {
-	if (self->ctx)
-		ibv_close_device(self->ctx);
-	if (self->buf && self->buf != MAP_FAILED)
+	sxrc_close_dev(self->list, self->ctx);
+	if (self->buf)
 		munmap(self->buf, BUF_SIZE);
-	if (self->list)
-		ibv_free_device_list(self->list);
 }
 
 /* ------------------------------------------------------------------
@@ -308,12 +299,10 @@ TEST_F(ex, wr_complete_wrong_state)
 TEST_F(ex, wr_complete_no_send_queue)
 {
 	struct ibv_xrcd_init_attr xa = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = -1, .oflags = O_CREAT,
+		SXRC_XRCD_NEW,
 	};
 	struct ibv_qp_init_attr_ex ia = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		SXRC_XRC_RECV_INIT,
 	};
 	struct ibv_xrcd *xrcd;
 	struct ibv_qp_ex *x;
@@ -536,18 +525,14 @@ TEST_F(ex, ud_src_qp_slid)
 TEST_F(ex, xrc_srq)
 {
 	struct ibv_xrcd_init_attr xa = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = -1, .oflags = O_CREAT,
+		SXRC_XRCD_NEW,
 	};
 	struct ibv_srq_init_attr_ex sa = {
-		.attr = { .max_wr = 16, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
-		.srq_type = IBV_SRQT_XRC, .pd = self->pd,
+		SXRC_XRC_SRQ_INIT,
+		.pd = self->pd,
 	};
 	struct ibv_qp_init_attr_ex ria = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		SXRC_XRC_RECV_INIT,
 	};
 	struct ibv_qp_init_attr_ex sia = {
 		.qp_type = IBV_QPT_XRC_SEND,

@@ -44,16 +44,11 @@ FIXTURE(attr) {
 FIXTURE_SETUP(attr)
 {
 	unsigned int i;
-	int ret;
-
 	self->ctx = NULL;
 	self->buf = NULL;
 	for (i = 0; i < NPARAMS; i++)
 		self->saved[i] = sxrc_param_read(saved_params[i]);
-	ret = sxrc_open_dev(&self->list, &self->ctx);
-	if (ret > 0)
-		SKIP(return, "softxrc is not loaded");
-	ASSERT_EQ(0, ret);
+	SXRC_FX_OPEN(self);
 	ASSERT_EQ(0, ibv_query_device(self->ctx, &self->dev));
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);

@@ -43,32 +43,12 @@ FIXTURE(dmb) {
 
 static const struct sxrc_link ud_link = { SXRC_LINK_DEFAULTS, .qkey = QKEY };
 
-/* Post @wr on @qp: the status of its completion on @cq, or -1/-2. */
-static int run_wr(struct ibv_qp *qp, struct ibv_cq *cq,
-		  struct ibv_send_wr *wr)
-{
-	struct ibv_send_wr *bad;
-	struct ibv_wc wc;
-
-	if (ibv_post_send(qp, wr, &bad))
-		return -1;
-	if (sxrc_poll_n(cq, &wc, 1, 5000) != 1)
-		return -2;
-	return wc.status;
-}
-
+/* An RDMA READ or WRITE: the status of its completion, or -1/-2. */
 static int rdma(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,
 		uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey,
 		uint32_t len)
 {
-	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
-	struct ibv_send_wr wr = {
-		.sg_list = &sge, .num_sge = 1, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
-	};
-
-	return run_wr(qp, cq, &wr);
+	return sxrc_rdma(qp, cq, op, laddr, lkey, raddr, rkey, len, 5000);
 }
 
 /* dma-bufs whose exporter is udmabuf, from debugfs; -1 if unreadable. */
@@ -96,31 +76,16 @@ static long udmabufs(void)
 
 FIXTURE_SETUP(dmb)
 {
-	int num;
-
 	self->ctx = NULL;
 	self->mem = MAP_FAILED;
 	self->loc = MAP_FAILED;
 	self->dmabuf = -1;
 	self->memfd = -1;
-	self->list = ibv_get_device_list(&num);
-	ASSERT_NE(NULL, self->list);
-	if (!num)
-		SKIP(return, "softxrc is not loaded");
 	self->mr_base = sxrc_sysfs_long("objects/mr");
 	self->pages_base = sxrc_sysfs_long("objects/mr_pages");
-	self->ctx = ibv_open_device(self->list[0]);
-	ASSERT_NE(NULL, self->ctx);
-	self->pd = ibv_alloc_pd(self->ctx);
-	ASSERT_NE(NULL, self->pd);
-	self->cqa = ibv_create_cq(self->ctx, 64, NULL, NULL, 0);
-	self->cqb = ibv_create_cq(self->ctx, 64, NULL, NULL, 0);
-	ASSERT_NE(NULL, self->cqa);
-	ASSERT_NE(NULL, self->cqb);
-	self->a = sxrc_qp_new(self->pd, self->cqa, IBV_QPT_RC, 16, 2);
-	self->b = sxrc_qp_new(self->pd, self->cqb, IBV_QPT_RC, 16, 2);
-	ASSERT_NE(NULL, self->a);
-	ASSERT_NE(NULL, self->b);
+	SXRC_FX_OPEN(self);
+	SXRC_FX_PD_CQ2(self, 64);
+	SXRC_FX_RC2(self, 16, 2);
 	ASSERT_EQ(0, sxrc_rc_connect(self->a, self->b->qp_num, REMOTE_ALL));
 	ASSERT_EQ(0, sxrc_rc_connect(self->b, self->a->qp_num, REMOTE_ALL));
 	self->loc = mmap(NULL, LOC_SIZE, PROT_READ | PROT_WRITE,
@@ -145,10 +110,7 @@ FIXTURE_SETUP(dmb)
 FIXTURE_TEARDOWN(dmb)
 {
 	if (self->ctx) {
-		ibv_close_device(self->ctx);
-		/* Whatever a test left registered went with the context. */
-		EXPECT_EQ(self->mr_base,
-			  sxrc_wait_count("objects/mr", self->mr_base, 5000));
+		SXRC_FX_CLOSE_CTX(self);
 		EXPECT_EQ(self->pages_base,
 			  sxrc_wait_count("objects/mr_pages", self->pages_base,
 					  5000));
@@ -404,7 +366,7 @@ TEST_F(dmb, atomics_rc)
 	wr.wr.atomic.remote_addr = IOVA + 128;
 	wr.wr.atomic.rkey = mr->rkey;
 	wr.wr.atomic.compare_add = 2;
-	EXPECT_EQ(IBV_WC_SUCCESS, run_wr(self->a, self->cqa, &wr));
+	EXPECT_EQ(IBV_WC_SUCCESS, sxrc_run_wr(self->a, self->cqa, &wr, 5000));
 	EXPECT_EQ(40, *(uint64_t *)self->loc);
 	EXPECT_EQ(42, *word);
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
@@ -437,7 +399,7 @@ TEST_F(dmb, send_recv_rc)
 	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
 	ssge = (struct ibv_sge){ .addr = 0x100000 + 10, .length = 50000,
 				 .lkey = smr->lkey };
-	EXPECT_EQ(IBV_WC_SUCCESS, run_wr(self->a, self->cqa, &swr));
+	EXPECT_EQ(IBV_WC_SUCCESS, sxrc_run_wr(self->a, self->cqa, &swr, 5000));
 	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(50000, wc.byte_len);
@@ -487,7 +449,7 @@ TEST_F(dmb, send_recv_ud)
 	swr.wr.ud.ah = ah;
 	swr.wr.ud.remote_qpn = ub->qp_num;
 	swr.wr.ud.remote_qkey = QKEY;
-	EXPECT_EQ(IBV_WC_SUCCESS, run_wr(ua, self->cqa, &swr));
+	EXPECT_EQ(IBV_WC_SUCCESS, sxrc_run_wr(ua, self->cqa, &swr, 5000));
 	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(40 + 2048, wc.byte_len);
@@ -592,7 +554,6 @@ TEST_F(dmb, rereg)
  */
 TEST_F(dmb, unprivileged_no_memlock)
 {
-	int status;
 	pid_t pid;
 
 	NEED_UDMABUF();
@@ -638,9 +599,7 @@ TEST_F(dmb, unprivileged_no_memlock)
 			_exit(16);
 		_exit(ibv_dereg_mr(mr) ? 17 : 0);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 }
 
 /*

@@ -71,24 +71,13 @@ FIXTURE(dp) {
 
 FIXTURE_SETUP(dp)
 {
-	int ret;
-
 	self->ctx = NULL;
 	self->buf = NULL;
-	ret = sxrc_open_dev(&self->list, &self->ctx);
-	if (ret > 0)
-		SKIP(return, "softxrc is not loaded");
-	ASSERT_EQ(0, ret);
+	SXRC_FX_OPEN(self);
 	ASSERT_EQ(0, ibv_query_device(self->ctx, &self->dev));
-	self->pd = ibv_alloc_pd(self->ctx);
-	ASSERT_NE(NULL, self->pd);
-	self->cqa = ibv_create_cq(self->ctx, 1024, NULL, NULL, 0);
-	ASSERT_NE(NULL, self->cqa);
-	self->cqb = ibv_create_cq(self->ctx, 1024, NULL, NULL, 0);
-	ASSERT_NE(NULL, self->cqb);
-	self->buf = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->buf);
+	SXRC_FX_PD_CQ2(self, 1024);
+	self->buf = sxrc_map(BUF_SIZE, 0);
+	ASSERT_NE(NULL, self->buf);
 	self->mr = ibv_reg_mr(self->pd, self->buf, BUF_SIZE, ACCESS_ALL);
 	ASSERT_NE(NULL, self->mr);
 }
@@ -96,12 +85,9 @@ FIXTURE_SETUP(dp)
 FIXTURE_TEARDOWN(dp)
 {
 	/* Whatever a test left behind goes with the context. */
-	if (self->ctx)
-		ibv_close_device(self->ctx);
-	if (self->buf && self->buf != MAP_FAILED)
+	sxrc_close_dev(self->list, self->ctx);
+	if (self->buf)
 		munmap(self->buf, BUF_SIZE);
-	if (self->list)
-		ibv_free_device_list(self->list);
 }
 
 /* ------------------------------------------------------------------

@@ -461,10 +461,8 @@ static void undo_xrcd(struct fx *f)
 static int op_xrc_srq(struct fx *f)
 {
 	struct ibv_srq_init_attr_ex sa = {
-		.attr = { .max_wr = 16, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
-		.srq_type = IBV_SRQT_XRC, .pd = f->pd, .xrcd = f->xrcd,
+		SXRC_XRC_SRQ_INIT,
+		.pd = f->pd, .xrcd = f->xrcd,
 		.cq = f->cq,
 	};
 
@@ -475,8 +473,7 @@ static int op_xrc_srq(struct fx *f)
 static struct ibv_qp *make_xrc_rcv(struct fx *f)
 {
 	struct ibv_qp_init_attr_ex qa = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = f->xrcd,
+		SXRC_XRC_RECV_INIT, .xrcd = f->xrcd,
 	};
 
 	return ibv_create_qp_ex(f->ctx, &qa);

@@ -36,61 +36,16 @@
 #define BIG		(SEG * NSGE)	/* a 1 GiB message from 32 MiB */
 #define SMALL		4096
 #define QKEY		0x11110000
-#define REMOTE_ALL	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-			 IBV_ACCESS_REMOTE_ATOMIC)
-#define ACCESS_ALL	(IBV_ACCESS_LOCAL_WRITE | REMOTE_ALL)
+#define REMOTE_ALL	SXRC_IBV_REMOTE_ALL
+#define ACCESS_ALL	SXRC_IBV_ACCESS_ALL
 
 /* Failure inside a child: say where, and give up with status 1. */
 #define CHK(cond) do {							\
 	if (!(cond)) {							\
-		fprintf(stderr, "child %d: line %d: %s (errno %d)\n",	\
-			getpid(), __LINE__, #cond, errno);		\
+		SXRC_CHILD_SAYS(#cond);					\
 		_exit(1);						\
 	}								\
 } while (0)
-
-/* One context's verbs resources around one buffer. */
-struct node {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	char *buf;
-	size_t len;
-};
-
-static int node_open(struct node *n, size_t len)
-{
-	struct ibv_device **list;
-	int num;
-
-	memset(n, 0, sizeof(*n));
-	list = ibv_get_device_list(&num);
-	if (!list || !num)
-		return -1;
-	n->ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
-	if (!n->ctx)
-		return -1;
-	n->pd = ibv_alloc_pd(n->ctx);
-	n->cq = ibv_create_cq(n->ctx, 256, NULL, NULL, 0);
-	n->len = len;
-	n->buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!n->pd || !n->cq || n->buf == MAP_FAILED)
-		return -1;
-	n->mr = ibv_reg_mr(n->pd, n->buf, len, ACCESS_ALL);
-	return n->mr ? 0 : -1;
-}
-
-static void node_close(struct node *n)
-{
-	if (n->ctx)
-		ibv_close_device(n->ctx);
-	if (n->buf && n->buf != MAP_FAILED)
-		munmap(n->buf, n->len);
-	memset(n, 0, sizeof(*n));
-}
 
 static struct ibv_qp *qp_new_sig(struct ibv_pd *pd, struct ibv_cq *scq,
 				 struct ibv_cq *rcq, struct ibv_srq *srq,
@@ -149,7 +104,7 @@ static int pair_up(struct ibv_qp *a, struct ibv_qp *b)
 }
 
 static int post_recv_n(struct ibv_qp *qp, struct ibv_srq *srq, uint64_t wr_id,
-		       struct node *n, int nsge, size_t len)
+		       struct sxrc_node *n, int nsge, size_t len)
 {
 	struct ibv_sge sge[NSGE];
 	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = sge,
@@ -166,7 +121,7 @@ static int post_recv_n(struct ibv_qp *qp, struct ibv_srq *srq, uint64_t wr_id,
 
 /* One WR of @op from @nsge copies of the start of @n's buffer. */
 static int post_send_n(struct ibv_qp *qp, uint64_t wr_id,
-		       enum ibv_wr_opcode op, struct node *n, int nsge,
+		       enum ibv_wr_opcode op, struct sxrc_node *n, int nsge,
 		       size_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct ibv_sge sge[NSGE];
@@ -201,7 +156,7 @@ static void become_nobody(void)
 }
 
 FIXTURE(h) {
-	struct node n;
+	struct sxrc_node n;
 };
 
 FIXTURE_SETUP(h)
@@ -214,12 +169,12 @@ FIXTURE_SETUP(h)
 	ibv_free_device_list(list);
 	if (!num)
 		SKIP(return, "softxrc is not loaded");
-	ASSERT_EQ(0, node_open(&self->n, SEG));
+	ASSERT_EQ(0, sxrc_node_open(&self->n, NULL, SEG));
 }
 
 FIXTURE_TEARDOWN(h)
 {
-	node_close(&self->n);
+	sxrc_node_close(&self->n);
 }
 
 struct poster {
@@ -232,7 +187,7 @@ struct poster {
 
 /* A WR of @op from @nsge copies of the first @len bytes of @n's buffer. */
 static void poster_init(struct poster *ps, struct ibv_qp *qp,
-			enum ibv_wr_opcode op, struct node *n, int nsge,
+			enum ibv_wr_opcode op, struct sxrc_node *n, int nsge,
 			size_t len, uint64_t raddr, uint32_t rkey)
 {
 	int i;

@@ -27,10 +27,10 @@ static int attack_connected(enum ibv_qp_type type, uint32_t victim_qpn,
 			  .timeout = 8, .retry_cnt = 1 };
 	struct ibv_qp *x;
 	struct ibv_wc wc;
-	struct node n;
+	struct sxrc_node n;
 	uint32_t psn;
 
-	CHK(!node_open(&n, SMALL));
+	CHK(!sxrc_node_open(&n, NULL, SMALL));
 	x = qp_new(n.pd, n.cq, n.cq, NULL, type);
 	CHK(x);
 	/* A PSN guessed wrong, then the very one the victim expects. */
@@ -54,13 +54,13 @@ static int attack_connected(enum ibv_qp_type type, uint32_t victim_qpn,
 			CHK(!ibv_modify_qp(x, &a, IBV_QP_STATE));
 		}
 	}
-	node_close(&n);
+	sxrc_node_close(&n);
 	return 0;
 }
 
 static void check_victim(struct __test_metadata *_metadata,
-			 struct node *n, struct ibv_qp *v1, struct ibv_qp *v2,
-			 const char *what)
+			 struct sxrc_node *n, struct ibv_qp *v1,
+			 struct ibv_qp *v2, const char *what)
 {
 	struct ibv_wc wc;
 	int got, i;
@@ -81,7 +81,7 @@ static void check_victim(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, post_recv_n(v2, NULL, 8, n, 1, 64));
 }
 
-static void attack(struct __test_metadata *_metadata, struct node *n,
+static void attack(struct __test_metadata *_metadata, struct sxrc_node *n,
 		   struct ibv_qp *v1, struct ibv_qp *v2, enum ibv_wr_opcode op,
 		   const char *what)
 {
@@ -108,7 +108,7 @@ static void attack(struct __test_metadata *_metadata, struct node *n,
 }
 
 /* A connected victim pair of @type, attacked with each of @ops in turn. */
-static void attack_pair(struct __test_metadata *_metadata, struct node *n,
+static void attack_pair(struct __test_metadata *_metadata, struct sxrc_node *n,
 			enum ibv_qp_type type, const enum ibv_wr_opcode *ops,
 			const char *const *what, int nops)
 {
@@ -221,18 +221,13 @@ TEST_F(h, rc_sequences_by_psn)
 TEST_F(h, xrc_receive_qp_takes_messages_from_its_peer_only)
 {
 	struct ibv_qp_init_attr_ex ia = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		SXRC_XRC_RECV_INIT,
 	};
 	struct ibv_xrcd_init_attr xa = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = -1, .oflags = O_CREAT,
+		SXRC_XRCD_NEW,
 	};
 	struct ibv_srq_init_attr_ex sa = {
-		.attr = { .max_wr = 16, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
-		.srq_type = IBV_SRQT_XRC,
+		SXRC_XRC_SRQ_INIT,
 	};
 	struct ibv_qp_init_attr_ex sia = {
 		.qp_type = IBV_QPT_XRC_SEND,
@@ -275,11 +270,11 @@ TEST_F(h, xrc_receive_qp_takes_messages_from_its_peer_only)
 		struct link l = { .dqpn = rqn, .sq_psn = 0x200,
 				  .timeout = 8, .retry_cnt = 1 };
 		struct ibv_qp *xq;
-		struct node n;
+		struct sxrc_node n;
 		uint32_t guess;
 
 		become_nobody();
-		CHK(!node_open(&n, SMALL));
+		CHK(!sxrc_node_open(&n, NULL, SMALL));
 		sia.pd = n.pd;
 		sia.send_cq = n.cq;
 		xq = ibv_create_qp_ex(n.ctx, &sia);
@@ -410,10 +405,10 @@ TEST_F(h, privileged_qkey_needs_cap_net_raw)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		struct node n;
+		struct sxrc_node n;
 
 		become_nobody();
-		CHK(!node_open(&n, SMALL));
+		CHK(!sxrc_node_open(&n, NULL, SMALL));
 		qp = qp_new(n.pd, n.cq, n.cq, NULL, IBV_QPT_UD);
 		CHK(qp);
 		CHK(set_qkey(qp, 0x80000001) == EPERM);
@@ -444,10 +439,10 @@ static pid_t big_send_child(_Atomic int *st)
 	if (pid == 0) {
 		struct ibv_qp *a, *b;
 		struct poster ps;
-		struct node n;
+		struct sxrc_node n;
 		double t0;
 
-		CHK(!node_open(&n, 2 * SEG));
+		CHK(!sxrc_node_open(&n, NULL, 2 * SEG));
 		a = qp_new(n.pd, n.cq, n.cq, NULL, IBV_QPT_RC);
 		b = qp_new(n.pd, n.cq, n.cq, NULL, IBV_QPT_RC);
 		CHK(a && b && !pair_up(a, b));

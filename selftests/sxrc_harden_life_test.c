@@ -182,13 +182,10 @@ static void *read_event(void *p)
 TEST_F(h, stalled_event_reader_stalls_no_other_context)
 {
 	struct ibv_qp_open_attr oa = {
-		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
-			     IBV_QP_OPEN_ATTR_TYPE,
-		.qp_type = IBV_QPT_XRC_RECV,
+		SXRC_XRC_RECV_OPEN,
 	};
 	struct ibv_qp_init_attr_ex ia = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		SXRC_XRC_RECV_INIT,
 	};
 	struct ibv_xrcd_init_attr xa = {
 		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
@@ -228,11 +225,11 @@ TEST_F(h, stalled_event_reader_stalls_no_other_context)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		struct node n;
+		struct sxrc_node n;
 		struct ibv_xrcd *cx;
 		struct ibv_qp *oq;
 
-		CHK(!node_open(&n, 4096));
+		CHK(!sxrc_node_open(&n, NULL, 4096));
 		cx = ibv_open_xrcd(n.ctx, &xa);
 		CHK(cx);
 		oa.xrcd = cx;

@@ -136,10 +136,7 @@ FIXTURE_SETUP(huge)
 
 	self->ctx = ibv_open_device(self->list[0]);
 	ASSERT_NE(NULL, self->ctx);
-	self->pd = ibv_alloc_pd(self->ctx);
-	ASSERT_NE(NULL, self->pd);
-	self->cq = ibv_create_cq(self->ctx, 64, NULL, NULL, 0);
-	ASSERT_NE(NULL, self->cq);
+	SXRC_FX_PD_CQ(self, 64);
 	qa.send_cq = qa.recv_cq = self->cq;
 	for (i = 0; i < 2; i++) {
 		self->qp[i] = ibv_create_qp(self->pd, &qa);
@@ -419,18 +416,11 @@ TEST_F(huge, read_only_file)
 /* Transparent huge pages: the same, where the kernel gives them. */
 TEST_F(huge, thp)
 {
-	char mode[128] = "", *raw, *buf;
+	char *raw, *buf;
 	struct ibv_mr *mr;
-	FILE *f;
 
 	SKIP_UNLESS_READY();
-	f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-	if (f) {
-		if (!fgets(mode, sizeof(mode), f))
-			mode[0] = '\0';
-		fclose(f);
-	}
-	if (!strstr(mode, "[always]") && !strstr(mode, "[madvise]"))
+	if (!sxrc_thp_on())
 		SKIP(return, "transparent huge pages are off");
 
 	raw = mmap(NULL, LEN + HUGE, PROT_READ | PROT_WRITE,

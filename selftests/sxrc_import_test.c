@@ -112,14 +112,6 @@ static int rdma(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,
 	return -2;
 }
 
-static void *map_buf(void)
-{
-	void *p = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
 FIXTURE(imp) {
 	struct ibv_device **list;
 	struct ibv_context *ctx;
@@ -147,7 +139,7 @@ FIXTURE_SETUP(imp)
 	ASSERT_NE(NULL, self->ctx);
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
-	self->buf = map_buf();
+	self->buf = sxrc_map(BUF_LEN, MAP_POPULATE);
 	ASSERT_NE(NULL, self->buf);
 	self->mr = ibv_reg_mr(self->pd, self->buf, BUF_LEN,
 			      IBV_ACCESS_LOCAL_WRITE |
@@ -205,7 +197,7 @@ static void member_rdma(int sock)
 	CHK(imr);
 	CHK(imr->rkey == m.rkey && imr->length == m.len &&
 	    (uintptr_t)imr->addr == m.addr && imr->handle == m.mr_handle);
-	lbuf = map_buf();
+	lbuf = sxrc_map(BUF_LEN, MAP_POPULATE);
 	CHK(lbuf);
 	lmr = ibv_reg_mr(pd, lbuf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
 	CHK(lmr);
@@ -462,7 +454,7 @@ TEST_F(imp, owner_exits_first)
 		struct ibv_context *c = ibv_open_device(self->list[0]);
 		struct ibv_pd *p;
 		struct ibv_mr *mr;
-		unsigned char *buf = map_buf();
+		unsigned char *buf = sxrc_map(BUF_LEN, MAP_POPULATE);
 
 		CHK(c && buf);
 		p = ibv_alloc_pd(c);
@@ -495,7 +487,7 @@ TEST_F(imp, owner_exits_first)
 	EXPECT_EQ(self->base_pages + BUF_LEN / PAGE,
 		  sxrc_sysfs_long("objects/mr_pages"));
 
-	lbuf = map_buf();
+	lbuf = sxrc_map(BUF_LEN, MAP_POPULATE);
 	ASSERT_NE(NULL, lbuf);
 	lmr = ibv_reg_mr(pd, lbuf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(NULL, lmr);
@@ -565,7 +557,7 @@ TEST_F(imp, unprivileged_member)
 		struct ibv_mr *imr, *lmr;
 		struct ibv_cq *cq;
 		struct ibv_qp *qp;
-		unsigned char *lbuf = map_buf();
+		unsigned char *lbuf = sxrc_map(BUF_LEN, MAP_POPULATE);
 
 		CHK(lbuf);
 		CHK(!setgroups(0, NULL));

@@ -698,8 +698,7 @@ TEST_F(peruser, xrc_recv_qp_counts_for_its_creator)
 TEST_F(peruser, library_explains)
 {
 	char msg[2048] = "";
-	int err[2], status;
-	ssize_t n;
+	int err[2];
 	pid_t pid;
 
 	if (!self->saved[0])
@@ -736,15 +735,9 @@ TEST_F(peruser, library_explains)
 		_exit(0);
 	}
 	close(err[1]);
-	for (size_t got = 0; got < sizeof(msg) - 1; got += n) {
-		n = read(err[0], msg + got, sizeof(msg) - 1 - got);
-		if (n <= 0)
-			break;
-	}
+	sxrc_read_all(err[0], msg, sizeof(msg));
 	close(err[0]);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("stderr: %s", msg);
+	ASSERT_EQ(0, sxrc_wait_child(pid)) TH_LOG("stderr: %s", msg);
 	EXPECT_NE(NULL, strstr(msg, "max_qp_per_user")) TH_LOG("%s", msg);
 }
 

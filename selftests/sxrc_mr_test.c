@@ -19,14 +19,6 @@
 
 #define MIB (1UL << 20)
 
-static void *map_anon(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
 FIXTURE(mr) {
 	struct ibv_device **list;
 	struct ibv_context *ctx;
@@ -38,17 +30,12 @@ FIXTURE(mr) {
 
 FIXTURE_SETUP(mr)
 {
-	int ret;
-
 	self->ctx = NULL;
-	ret = sxrc_open_dev(&self->list, &self->ctx);
-	if (ret > 0)
-		SKIP(return, "softxrc is not loaded");
-	ASSERT_EQ(0, ret);
+	SXRC_FX_OPEN(self);
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
 	self->len = 4 * MIB;
-	self->buf = map_anon(self->len);
+	self->buf = sxrc_map(self->len, MAP_POPULATE);
 	ASSERT_NE(NULL, self->buf);
 	self->mr_base = sxrc_sysfs_long("objects/mr");
 	self->pages_base = sxrc_sysfs_long("objects/mr_pages");
@@ -202,9 +189,8 @@ TEST_F(mr, read_only_memory)
 
 TEST_F(mr, memlock_limit)
 {
-	int err[2], status;
+	int err[2];
 	char msg[1024] = "";
-	ssize_t n;
 	pid_t pid;
 
 	ASSERT_EQ(0, pipe(err));
@@ -248,15 +234,9 @@ TEST_F(mr, memlock_limit)
 		_exit(0);
 	}
 	close(err[1]);
-	for (size_t got = 0; got < sizeof(msg) - 1; got += n) {
-		n = read(err[0], msg + got, sizeof(msg) - 1 - got);
-		if (n <= 0)
-			break;
-	}
+	sxrc_read_all(err[0], msg, sizeof(msg));
 	close(err[0]);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 	/* The library explains the failure. */
 	EXPECT_NE(NULL, strstr(msg, "RLIMIT_MEMLOCK"));
 	TH_LOG("library said: %s", msg);
@@ -372,16 +352,8 @@ TEST_F(mr, huge_pages_make_few_runs)
 	long runs0 = sxrc_sysfs_long("objects/mr_runs");
 	struct ibv_mr *mr;
 	char *raw, *buf;
-	FILE *f;
-	char mode[128] = "";
 
-	f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-	if (f) {
-		if (!fgets(mode, sizeof(mode), f))
-			mode[0] = '\0';
-		fclose(f);
-	}
-	if (!strstr(mode, "[always]") && !strstr(mode, "[madvise]"))
+	if (!sxrc_thp_on())
 		SKIP(return, "transparent huge pages are off");
 
 	/* 2 MiB aligned, huge-page backed. */
@@ -472,17 +444,15 @@ TEST_F(mr, killed_with_1gib_registered)
 {
 	long avail0 = mem_available_kib();
 	int ready[2], status;
-	char c;
 	pid_t pid;
 
-	ASSERT_EQ(0, pipe(ready));
-	pid = fork();
+	pid = sxrc_fork_ready(ready);
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		struct ibv_context *ctx = ibv_open_device(self->list[0]);
 		struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 		size_t len = 1024 * MIB;
-		char *p = map_anon(len);
+		char *p = sxrc_map(len, MAP_POPULATE);
 		int i;
 
 		if (!pd || !p)
@@ -492,13 +462,9 @@ TEST_F(mr, killed_with_1gib_registered)
 					IBV_ACCESS_LOCAL_WRITE |
 					IBV_ACCESS_REMOTE_WRITE))
 				_exit(2);
-		if (write(ready[1], "r", 1) != 1)
-			_exit(3);
-		for (;;)
-			pause();
+		sxrc_ready_and_wait(ready[1], 3);
 	}
-	close(ready[1]);
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, sxrc_child_ready(ready));
 	EXPECT_EQ(self->mr_base + 4, sxrc_sysfs_long("objects/mr"));
 	EXPECT_EQ(self->pages_base + 262144,
 		  sxrc_sysfs_long("objects/mr_pages"));

@@ -54,23 +54,12 @@ static int connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 
 FIXTURE_SETUP(mw)
 {
-	int ret;
-
 	self->ctx = NULL;
 	self->buf = NULL;
-	ret = sxrc_open_dev(&self->list, &self->ctx);
-	if (ret > 0)
-		SKIP(return, "softxrc is not loaded");
-	ASSERT_EQ(0, ret);
-	self->pd = ibv_alloc_pd(self->ctx);
-	ASSERT_NE(NULL, self->pd);
-	self->cqa = ibv_create_cq(self->ctx, 64, NULL, NULL, 0);
-	self->cqb = ibv_create_cq(self->ctx, 64, NULL, NULL, 0);
-	ASSERT_NE(NULL, self->cqa);
-	ASSERT_NE(NULL, self->cqb);
-	self->buf = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->buf);
+	SXRC_FX_OPEN(self);
+	SXRC_FX_PD_CQ2(self, 64);
+	self->buf = sxrc_map(BUF_SIZE, 0);
+	ASSERT_NE(NULL, self->buf);
 	memset(self->buf, 0, BUF_SIZE);
 	self->tgt = ibv_reg_mr(self->pd, self->buf + TGT, TGT_LEN,
 			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
@@ -78,10 +67,7 @@ FIXTURE_SETUP(mw)
 	self->src = ibv_reg_mr(self->pd, self->buf + SRC, BUF_SIZE - SRC,
 			       IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(NULL, self->src);
-	self->a = sxrc_qp_new(self->pd, self->cqa, IBV_QPT_RC, 32, 2);
-	self->b = sxrc_qp_new(self->pd, self->cqb, IBV_QPT_RC, 32, 2);
-	ASSERT_NE(NULL, self->a);
-	ASSERT_NE(NULL, self->b);
+	SXRC_FX_RC2(self, 32, 2);
 	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num));
 	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num));
 }
@@ -89,12 +75,9 @@ FIXTURE_SETUP(mw)
 FIXTURE_TEARDOWN(mw)
 {
 	/* Whatever a test left behind (bound windows too) goes with it. */
-	if (self->ctx)
-		ibv_close_device(self->ctx);
-	if (self->buf && self->buf != MAP_FAILED)
+	sxrc_close_dev(self->list, self->ctx);
+	if (self->buf)
 		munmap(self->buf, BUF_SIZE);
-	if (self->list)
-		ibv_free_device_list(self->list);
 }
 
 /* ------------------------------------------------------------------ */

@@ -53,34 +53,13 @@ static int ready_ud(struct ibv_qp *qp)
 	return sxrc_qp_up(qp, &l);
 }
 
-/* Post @wr on @qp: the status of its completion on @cq, or -1/-2. */
-static int run_wr(struct ibv_qp *qp, struct ibv_cq *cq,
-		  struct ibv_send_wr *wr)
-{
-	struct ibv_send_wr *bad;
-	struct ibv_wc wc;
-
-	if (ibv_post_send(qp, wr, &bad))
-		return -1;
-	if (sxrc_poll_n(cq, &wc, 1, 10000) != 1)
-		return -2;
-	return wc.status;
-}
-
+/* An RDMA READ or WRITE: the status of its completion, or -1/-2. */
 static int rdma(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,
 		void *laddr, uint32_t lkey, void *raddr, uint32_t rkey,
 		uint32_t len)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)laddr, .length = len, .lkey = lkey,
-	};
-	struct ibv_send_wr wr = {
-		.sg_list = &sge, .num_sge = 1, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = (uintptr_t)raddr, .rkey = rkey },
-	};
-
-	return run_wr(qp, cq, &wr);
+	return sxrc_rdma(qp, cq, op, (uintptr_t)laddr, lkey, (uintptr_t)raddr,
+			 rkey, len, 10000);
 }
 
 static int atomic_op(struct ibv_qp *qp, struct ibv_cq *cq,
@@ -98,7 +77,7 @@ static int atomic_op(struct ibv_qp *qp, struct ibv_cq *cq,
 			       .compare_add = cmp_add, .swap = swap },
 	};
 
-	return run_wr(qp, cq, &wr);
+	return sxrc_run_wr(qp, cq, &wr, 10000);
 }
 
 static int post_recv(struct ibv_qp *qp, void *addr, uint32_t len,
@@ -120,14 +99,6 @@ static void fill(uint8_t *p, size_t n, unsigned int seed)
 		p[i] = (uint8_t)(i * 31 + seed * 7 + (i >> 8));
 }
 
-static void *anon(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
 /* Reset both RC QPs (after an error completion) and connect them again. */
 static int reconnect(struct ibv_qp *a, struct ibv_qp *b)
 {
@@ -136,43 +107,24 @@ static int reconnect(struct ibv_qp *a, struct ibv_qp *b)
 
 FIXTURE_SETUP(odp)
 {
-	int num;
-
 	self->ctx = NULL;
 	self->la = NULL;
 	self->lb = NULL;
-	self->list = ibv_get_device_list(&num);
-	ASSERT_NE(NULL, self->list);
-	if (!num)
-		SKIP(return, "softxrc is not loaded");
 	self->mr_base = sxrc_sysfs_long("objects/mr");
-	self->ctx = ibv_open_device(self->list[0]);
-	ASSERT_NE(NULL, self->ctx);
-	self->pd = ibv_alloc_pd(self->ctx);
-	ASSERT_NE(NULL, self->pd);
-	self->cqa = ibv_create_cq(self->ctx, 128, NULL, NULL, 0);
-	self->cqb = ibv_create_cq(self->ctx, 128, NULL, NULL, 0);
-	ASSERT_NE(NULL, self->cqa);
-	ASSERT_NE(NULL, self->cqb);
-	self->a = sxrc_qp_new(self->pd, self->cqa, IBV_QPT_RC, 64, 2);
-	self->b = sxrc_qp_new(self->pd, self->cqb, IBV_QPT_RC, 64, 2);
-	ASSERT_NE(NULL, self->a);
-	ASSERT_NE(NULL, self->b);
+	SXRC_FX_OPEN(self);
+	SXRC_FX_PD_CQ2(self, 128);
+	SXRC_FX_RC2(self, 64, 2);
 	ASSERT_EQ(0, reconnect(self->a, self->b));
-	self->la = anon(LEN);
-	self->lb = anon(LEN);
+	self->la = sxrc_map(LEN, 0);
+	self->lb = sxrc_map(LEN, 0);
 	ASSERT_NE(NULL, self->la);
 	ASSERT_NE(NULL, self->lb);
 }
 
 FIXTURE_TEARDOWN(odp)
 {
-	if (self->ctx) {
-		ibv_close_device(self->ctx);
-		/* Whatever a test left registered went with the context. */
-		EXPECT_EQ(self->mr_base,
-			  sxrc_wait_count("objects/mr", self->mr_base, 5000));
-	}
+	if (self->ctx)
+		SXRC_FX_CLOSE_CTX(self);
 	if (self->la)
 		munmap(self->la, LEN);
 	if (self->lb)
@@ -267,7 +219,7 @@ TEST_F(odp, reg_refusals)
 TEST_F(odp, rc_write_read)
 {
 	struct ibv_mr *ma, *mb;
-	uint8_t *src = anon(LEN);
+	uint8_t *src = sxrc_map(LEN, 0);
 
 	ASSERT_NE(NULL, src);
 	ma = ibv_reg_mr(self->pd, self->la, LEN, ODP_ALL);
@@ -335,7 +287,7 @@ TEST_F(odp, rc_send_recv)
 	ASSERT_EQ(0, post_recv(self->b, self->lb + 777, 30000, mb->lkey));
 	sge = (struct ibv_sge){ .addr = (uintptr_t)self->la + 9,
 				.length = 30000, .lkey = ma->lkey };
-	EXPECT_EQ(IBV_WC_SUCCESS, run_wr(self->a, self->cqa, &wr));
+	EXPECT_EQ(IBV_WC_SUCCESS, sxrc_run_wr(self->a, self->cqa, &wr, 10000));
 	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 10000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(30000, wc.byte_len);
@@ -403,7 +355,7 @@ TEST_F(odp, ud_send_recv)
 	swr.wr.ud.ah = ah;
 	swr.wr.ud.remote_qpn = ub->qp_num;
 	swr.wr.ud.remote_qkey = QKEY;
-	EXPECT_EQ(IBV_WC_SUCCESS, run_wr(ua, self->cqa, &swr));
+	EXPECT_EQ(IBV_WC_SUCCESS, sxrc_run_wr(ua, self->cqa, &swr, 10000));
 	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 10000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(40 + 4096, wc.byte_len);
@@ -419,18 +371,14 @@ TEST_F(odp, ud_send_recv)
 TEST_F(odp, xrc_srq_recv)
 {
 	struct ibv_xrcd_init_attr xa = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = -1, .oflags = O_CREAT,
+		SXRC_XRCD_NEW,
 	};
 	struct ibv_srq_init_attr_ex sa = {
-		.attr = { .max_wr = 16, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
-		.srq_type = IBV_SRQT_XRC, .pd = self->pd, .cq = self->cqb,
+		SXRC_XRC_SRQ_INIT,
+		.pd = self->pd, .cq = self->cqb,
 	};
 	struct ibv_qp_init_attr_ex ra = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		SXRC_XRC_RECV_INIT,
 	};
 	struct ibv_qp_init_attr_ex ia = {
 		.qp_type = IBV_QPT_XRC_SEND, .send_cq = self->cqa,
@@ -494,7 +442,7 @@ TEST_F(odp, xrc_srq_recv)
 	ssge = (struct ibv_sge){ .addr = (uintptr_t)self->la + 1,
 				 .length = 20000, .lkey = ma->lkey };
 	swr.qp_type.xrc.remote_srqn = srqn;
-	EXPECT_EQ(IBV_WC_SUCCESS, run_wr(sq, self->cqa, &swr));
+	EXPECT_EQ(IBV_WC_SUCCESS, sxrc_run_wr(sq, self->cqa, &swr, 10000));
 	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 10000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(20000, wc.byte_len);
@@ -503,7 +451,7 @@ TEST_F(odp, xrc_srq_recv)
 	swr.opcode = IBV_WR_RDMA_WRITE;
 	swr.wr.rdma.remote_addr = (uintptr_t)self->lb + 40000;
 	swr.wr.rdma.rkey = mb->rkey;
-	EXPECT_EQ(IBV_WC_SUCCESS, run_wr(sq, self->cqa, &swr));
+	EXPECT_EQ(IBV_WC_SUCCESS, sxrc_run_wr(sq, self->cqa, &swr, 10000));
 	EXPECT_EQ(0, memcmp(self->lb + 40000, self->la + 1, 20000));
 
 	EXPECT_EQ(0, ibv_destroy_qp(sq));
@@ -518,7 +466,7 @@ TEST_F(odp, xrc_srq_recv)
 TEST_F(odp, implicit)
 {
 	struct ibv_mr *mr, *pinned;
-	uint8_t *far = anon(LEN), *hole;
+	uint8_t *far = sxrc_map(LEN, 0), *hole;
 
 	ASSERT_NE(NULL, far);
 	mr = ibv_reg_mr(self->pd, NULL, SIZE_MAX, ODP_ALL);
@@ -539,7 +487,7 @@ TEST_F(odp, implicit)
 	EXPECT_EQ(0, memcmp(self->lb, far, LEN));
 
 	/* A hole: local protection error, then a remote access error. */
-	hole = anon(PAGE);
+	hole = sxrc_map(PAGE, 0);
 	ASSERT_NE(NULL, hole);
 	ASSERT_EQ(0, munmap(hole, PAGE));
 	EXPECT_EQ(IBV_WC_LOC_PROT_ERR,
@@ -624,7 +572,7 @@ TEST_F(odp, advise)
 					IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
 					0, &sge, 1));
 	/* Not mapped any more. */
-	hole = anon(2 * PAGE);
+	hole = sxrc_map(2 * PAGE, 0);
 	ASSERT_NE(NULL, hole);
 	h = ibv_reg_mr(self->pd, hole, 2 * PAGE, ODP_ALL);
 	ASSERT_NE(NULL, h);
@@ -650,7 +598,6 @@ TEST_F(odp, advise)
  */
 TEST_F(odp, beyond_memlock_unprivileged)
 {
-	int status;
 	pid_t pid;
 
 	pid = fork();
@@ -671,7 +618,7 @@ TEST_F(odp, beyond_memlock_unprivileged)
 		ctx = ibv_open_device(self->list[0]);
 		pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 		cq = ctx ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
-		buf = anon(big);
+		buf = sxrc_map(big, 0);
 		if (!pd || !cq || !buf)
 			_exit(11);
 		errno = 0;
@@ -696,17 +643,15 @@ TEST_F(odp, beyond_memlock_unprivileged)
 			_exit(17);
 		_exit(ibv_dereg_mr(mr) ? 18 : 0);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 }
 
 /* munmap under a registered region: the next access fails, no oops. */
 TEST_F(odp, munmap_then_traffic)
 {
 	struct ibv_mr *ma, *mb, *pinned;
-	uint8_t *buf = anon(4 * PAGE);
-	uint8_t *pb = anon(PAGE);
+	uint8_t *buf = sxrc_map(4 * PAGE, 0);
+	uint8_t *pb = sxrc_map(PAGE, 0);
 
 	ASSERT_NE(NULL, buf);
 	ASSERT_NE(NULL, pb);
@@ -781,8 +726,8 @@ TEST_F(odp, munmap_then_traffic)
 TEST_F(odp, mremap)
 {
 	struct ibv_mr *ma, *pinned;
-	uint8_t *buf = anon(4 * PAGE), *moved;
-	uint8_t *pb = anon(4 * PAGE);
+	uint8_t *buf = sxrc_map(4 * PAGE, 0), *moved;
+	uint8_t *pb = sxrc_map(4 * PAGE, 0);
 
 	ASSERT_NE(NULL, buf);
 	ASSERT_NE(NULL, pb);
@@ -832,9 +777,8 @@ TEST_F(odp, mremap)
 TEST_F(odp, fork_cow)
 {
 	struct ibv_mr *ma, *pinned;
-	uint8_t *pb = anon(PAGE);
+	uint8_t *pb = sxrc_map(PAGE, 0);
 	int go[2], done[2];
-	int status;
 	pid_t pid;
 	char c;
 
@@ -886,9 +830,7 @@ TEST_F(odp, fork_cow)
 			    1, 0));
 	EXPECT_EQ(0x1111111111111112ULL, *(uint64_t *)(self->la + 9 * PAGE));
 	ASSERT_EQ(1, write(go[1], "g", 1));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 	close(go[1]);
 	close(done[0]);
 	EXPECT_EQ(0, ibv_dereg_mr(ma));
@@ -909,7 +851,7 @@ TEST_F(odp, rkey_of_another_process)
 	} *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct ibv_mr *ma;
-	int status, i;
+	int i;
 	pid_t pid;
 
 	ASSERT_NE(MAP_FAILED, sh);
@@ -921,7 +863,7 @@ TEST_F(odp, rkey_of_another_process)
 		struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 		struct ibv_cq *cq = ctx ? ibv_create_cq(ctx, 16, NULL, NULL,
 						       0) : NULL;
-		uint8_t *buf = anon(LEN);
+		uint8_t *buf = sxrc_map(LEN, 0);
 		struct ibv_qp *qp;
 		struct ibv_mr *mr;
 
@@ -976,9 +918,7 @@ TEST_F(odp, rkey_of_another_process)
 		       ma->lkey, (void *)(uintptr_t)sh->addr, sh->rkey,
 		       LEN / 2));
 	sh->stage = 4;
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, sxrc_wait_child(pid));
 	EXPECT_EQ(0, ibv_dereg_mr(ma));
 	munmap(sh, sizeof(*sh));
 }
@@ -1017,7 +957,7 @@ TEST_F(odp, remap_race)
 	struct remapper r = { .stop = false };
 	struct ibv_mr *ma, *pinned;
 	int i, ok = 0, err = 0, ret;
-	uint8_t *pb = anon(LEN);
+	uint8_t *pb = sxrc_map(LEN, 0);
 	pthread_t t;
 	void *tret;
 
@@ -1101,7 +1041,7 @@ TEST_F(odp, killed_mid_job)
 		struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 		struct ibv_cq *cq = ctx ? ibv_create_cq(ctx, 16, NULL, NULL,
 						       0) : NULL;
-		uint8_t *buf = anon(8 << 20);
+		uint8_t *buf = sxrc_map(8 << 20, 0);
 		struct ibv_qp *qa, *qb;
 		struct ibv_mr *mr;
 

@@ -77,14 +77,9 @@ FIXTURE(pdom) {
 
 FIXTURE_SETUP(pdom)
 {
-	int ret;
-
 	self->ctx = NULL;
 	self->buf = NULL;
-	ret = sxrc_open_dev(&self->list, &self->ctx);
-	if (ret > 0)
-		SKIP(return, "softxrc is not loaded");
-	ASSERT_EQ(0, ret);
+	SXRC_FX_OPEN(self);
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
 	self->buf = calloc(1, BUF_SIZE);

@@ -54,13 +54,8 @@ FIXTURE(qp) {
 
 FIXTURE_SETUP(qp)
 {
-	int ret;
-
 	self->ctx = NULL;
-	ret = sxrc_open_dev(&self->list, &self->ctx);
-	if (ret > 0)
-		SKIP(return, "no softxrc device (module not loaded)");
-	ASSERT_EQ(0, ret);
+	SXRC_FX_OPEN(self);
 	ASSERT_EQ(0, ibv_query_device(self->ctx, &self->dev));
 	ASSERT_EQ(0, ibv_query_port(self->ctx, 1, &self->port));
 	ASSERT_EQ(0, ibv_query_gid(self->ctx, 1, 0, &self->gid));
@@ -75,10 +70,7 @@ FIXTURE_SETUP(qp)
 FIXTURE_TEARDOWN(qp)
 {
 	/* Whatever a failed test left behind goes with the context. */
-	if (self->ctx)
-		ibv_close_device(self->ctx);
-	if (self->list)
-		ibv_free_device_list(self->list);
+	sxrc_close_dev(self->list, self->ctx);
 }
 
 /* ------------------------------------------------------------------
@@ -219,27 +211,11 @@ static int get_event(struct ibv_context *ctx, struct ibv_async_event *ev,
 	return ibv_get_async_event(ctx, ev);
 }
 
-static void build_recvs(struct ibv_recv_wr *wr, struct ibv_sge *sge, int n,
-			uint64_t wr_id0)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		sge[i] = (struct ibv_sge){ .addr = 0x1000 * i, .length = 64 };
-		wr[i] = (struct ibv_recv_wr){
-			.wr_id = wr_id0 + i,
-			.sg_list = &sge[i],
-			.num_sge = 1,
-			.next = i + 1 < n ? &wr[i + 1] : NULL,
-		};
-	}
-}
-
 static int post_recvs(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		      struct ibv_sge *sge, int n, uint64_t wr_id0,
 		      struct ibv_recv_wr **bad)
 {
-	build_recvs(wr, sge, n, wr_id0);
+	sxrc_build_recvs(wr, sge, n, wr_id0, 0x1000);
 	*bad = NULL;
 	return ibv_post_recv(qp, wr, bad);
 }

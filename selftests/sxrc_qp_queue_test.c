@@ -78,7 +78,7 @@ TEST_F(qp, post_recv_limits)
 	/* Too many SGEs: EINVAL at that WR, the ones before it posted. */
 	ASSERT_EQ(0, modify(self, qp, IBV_QPS_RESET, IBV_QP_STATE));
 	ASSERT_EQ(0, bring_to(self, qp, IBV_QPS_INIT));
-	build_recvs(wr, sge, 3, 700);
+	sxrc_build_recvs(wr, sge, 3, 700, 0x1000);
 	wr[1].num_sge = cap.max_recv_sge + 1;
 	bad = NULL;
 	EXPECT_EQ(EINVAL, ibv_post_recv(qp, wr, &bad));
@@ -317,11 +317,9 @@ TEST_F(qp, killed_process_leaves_nothing)
 	long before[NCOUNTS], during[NCOUNTS];
 	int ready[2], status;
 	pid_t pid;
-	char c;
 
 	counts(before);
-	ASSERT_EQ(0, pipe(ready));
-	pid = fork();
+	pid = sxrc_fork_ready(ready);
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		struct ibv_context *ctx = ibv_open_device(self->list[0]);
@@ -363,13 +361,9 @@ TEST_F(qp, killed_process_leaves_nothing)
 							    EINVAL : 0))
 				_exit(1);
 		}
-		if (write(ready[1], "r", 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
+		sxrc_ready_and_wait(ready[1], 1);
 	}
-	close(ready[1]);
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, sxrc_child_ready(ready));
 	counts(during);
 	EXPECT_EQ(before[0] + 12, during[0]);
 	EXPECT_EQ(before[1] + 2, during[1]);

@@ -750,8 +750,7 @@ TEST_F(res, xrcqp_registrant_sees_only_its_own)
 		.fd = self->fd, .oflags = O_CREAT,
 	};
 	struct ibv_qp_init_attr_ex ia = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		SXRC_XRC_RECV_INIT,
 	};
 	pid_t me = getpid(), pid;
 	struct shared *sh;

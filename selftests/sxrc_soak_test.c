@@ -136,8 +136,7 @@ static struct ibv_qp *rcv_create(struct ibv_context *ctx, struct ibv_xrcd *x,
 				 uint32_t dqpn)
 {
 	struct ibv_qp_init_attr_ex ia = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x,
+		SXRC_XRC_RECV_INIT, .xrcd = x,
 	};
 	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &ia);
 
@@ -184,15 +183,10 @@ static int post(struct ibv_qp *qp, struct ibv_mr *mr, char *buf,
 static int rank_main(const struct target *t, struct shared *sh, int slot)
 {
 	struct ibv_qp_open_attr oa = {
-		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
-			     IBV_QP_OPEN_ATTR_TYPE,
-		.qp_type = IBV_QPT_XRC_RECV,
+		SXRC_XRC_RECV_OPEN,
 	};
 	struct ibv_srq_init_attr_ex sa = {
-		.attr = { .max_wr = 16, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
-		.srq_type = IBV_SRQT_XRC,
+		SXRC_XRC_SRQ_INIT,
 	};
 	struct ibv_qp_init_attr_ex qa = {
 		.qp_type = IBV_QPT_XRC_SEND,

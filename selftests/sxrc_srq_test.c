@@ -23,13 +23,8 @@ FIXTURE(srq) {
 
 FIXTURE_SETUP(srq)
 {
-	int ret;
-
 	self->ctx = NULL;
-	ret = sxrc_open_dev(&self->list, &self->ctx);
-	if (ret > 0)
-		SKIP(return, "no softxrc device (module not loaded)");
-	ASSERT_EQ(0, ret);
+	SXRC_FX_OPEN(self);
 	ASSERT_EQ(0, ibv_query_device(self->ctx, &self->dev));
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
@@ -41,10 +36,7 @@ FIXTURE_SETUP(srq)
 
 FIXTURE_TEARDOWN(srq)
 {
-	if (self->ctx)
-		ibv_close_device(self->ctx);
-	if (self->list)
-		ibv_free_device_list(self->list);
+	sxrc_close_dev(self->list, self->ctx);
 }
 
 static struct ibv_srq *make_srq(struct ibv_pd *pd, uint32_t max_wr,
@@ -77,27 +69,10 @@ static int create_errno(struct ibv_pd *pd, uint32_t max_wr, uint32_t max_sge,
 	return errno;
 }
 
-/* Chain @n receive WRs of one SGE each, wr_id from @id0. */
-static void build_recvs(struct ibv_recv_wr *wr, struct ibv_sge *sge, int n,
-			uint64_t id0)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		sge[i] = (struct ibv_sge){ .addr = 64 * i, .length = 64 };
-		wr[i] = (struct ibv_recv_wr){
-			.wr_id = id0 + i,
-			.sg_list = &sge[i],
-			.num_sge = 1,
-			.next = i + 1 < n ? &wr[i + 1] : NULL,
-		};
-	}
-}
-
 static int post_n(struct ibv_srq *srq, int n, struct ibv_recv_wr **bad,
 		  struct ibv_recv_wr *wr, struct ibv_sge *sge)
 {
-	build_recvs(wr, sge, n, 0);
+	sxrc_build_recvs(wr, sge, n, 0, 64);
 	*bad = NULL;
 	return ibv_post_srq_recv(srq, wr, bad);
 }
@@ -269,13 +244,13 @@ TEST_F(srq, post_too_many_sges)
 
 	/* Exactly max_sge is fine. */
 	memset(many, 0, sizeof(many));
-	build_recvs(wr, sge, 1, 0);
+	sxrc_build_recvs(wr, sge, 1, 0, 64);
 	wr[0].sg_list = many;
 	wr[0].num_sge = got.max_sge;
 	EXPECT_EQ(0, ibv_post_srq_recv(srq, wr, &bad));
 
 	/* One more: EINVAL at that WR; the ones before it were posted. */
-	build_recvs(wr, sge, 3, 10);
+	sxrc_build_recvs(wr, sge, 3, 10, 64);
 	wr[1].sg_list = many;
 	wr[1].num_sge = got.max_sge + 1;
 	bad = NULL;

@@ -25,6 +25,56 @@
 #define SXRC_DEV	"/dev/infiniband/softxrc0"
 #define SXRC_SYSFS	"/sys/class/misc/softxrc0"
 
+/*
+ * In a fixture's set-up: self->list and self->ctx from sxrc_open_dev(),
+ * the test skipped when softxrc is not loaded.
+ */
+#define SXRC_FX_OPEN(self) do {						\
+	int __ret = sxrc_open_dev(&(self)->list, &(self)->ctx);		\
+									\
+	if (__ret > 0)							\
+		SKIP(return, "softxrc is not loaded");			\
+	ASSERT_EQ(0, __ret);						\
+} while (0)
+
+/* Then self->pd, and self->cq of @cqe entries. */
+#define SXRC_FX_PD_CQ(self, cqe) do {					\
+	(self)->pd = ibv_alloc_pd((self)->ctx);				\
+	ASSERT_NE(NULL, (self)->pd);					\
+	(self)->cq = ibv_create_cq((self)->ctx, cqe, NULL, NULL, 0);	\
+	ASSERT_NE(NULL, (self)->cq);					\
+} while (0)
+
+/* Or self->pd, and self->cqa and self->cqb of @cqe entries each. */
+#define SXRC_FX_PD_CQ2(self, cqe) do {					\
+	(self)->pd = ibv_alloc_pd((self)->ctx);				\
+	ASSERT_NE(NULL, (self)->pd);					\
+	(self)->cqa = ibv_create_cq((self)->ctx, cqe, NULL, NULL, 0);	\
+	(self)->cqb = ibv_create_cq((self)->ctx, cqe, NULL, NULL, 0);	\
+	ASSERT_NE(NULL, (self)->cqa);					\
+	ASSERT_NE(NULL, (self)->cqb);					\
+} while (0)
+
+/* Then RC QPs self->a on cqa, self->b on cqb: @wr WRs, @sge SGEs. */
+#define SXRC_FX_RC2(self, wr, sge) do {					\
+	(self)->a = sxrc_qp_new((self)->pd, (self)->cqa, IBV_QPT_RC,	\
+				wr, sge);				\
+	(self)->b = sxrc_qp_new((self)->pd, (self)->cqb, IBV_QPT_RC,	\
+				wr, sge);				\
+	ASSERT_NE(NULL, (self)->a);					\
+	ASSERT_NE(NULL, (self)->b);					\
+} while (0)
+
+/*
+ * In a fixture's teardown: close self->ctx; whatever a test left
+ * registered went with it (objects/mr back to self->mr_base).
+ */
+#define SXRC_FX_CLOSE_CTX(self) do {					\
+	ibv_close_device((self)->ctx);					\
+	EXPECT_EQ((self)->mr_base,					\
+		  sxrc_wait_count("objects/mr", (self)->mr_base, 5000)); \
+} while (0)
+
 /* Raw SXRC_IOCTL_INVOKE: returns 0 or -errno. */
 static inline int sxrc_call(int fd, uint16_t obj, uint16_t method,
 			    const void *in, uint32_t in_len,

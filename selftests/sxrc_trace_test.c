@@ -130,13 +130,9 @@ FIXTURE_SETUP(tr)
 	ASSERT_LT(0, num);
 	self->ctx = ibv_open_device(self->list[0]);
 	ASSERT_NE(NULL, self->ctx);
-	self->pd = ibv_alloc_pd(self->ctx);
-	ASSERT_NE(NULL, self->pd);
-	self->cq = ibv_create_cq(self->ctx, 64, NULL, NULL, 0);
-	ASSERT_NE(NULL, self->cq);
-	self->buf = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->buf);
+	SXRC_FX_PD_CQ(self, 64);
+	self->buf = sxrc_map(BUF_SIZE, 0);
+	ASSERT_NE(NULL, self->buf);
 	memset(self->buf, 0x5a, BUF_SIZE);
 	self->trace = NULL;
 }
@@ -146,10 +142,7 @@ FIXTURE_TEARDOWN(tr)
 	if (!self->dir)
 		return;
 	tr_write(self->dir, "events/softxrc/enable", "0");
-	if (self->ctx)
-		ibv_close_device(self->ctx);
-	if (self->list)
-		ibv_free_device_list(self->list);
+	sxrc_close_dev(self->list, self->ctx);
 	munmap(self->buf, BUF_SIZE);
 	free(self->trace);
 }
@@ -311,17 +304,13 @@ TEST_F(tr, post_wqe_and_completions)
 TEST_F(tr, xrc_register_and_unregister)
 {
 	struct ibv_xrcd_init_attr xa = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = -1, .oflags = O_CREAT,
+		SXRC_XRCD_NEW,
 	};
 	struct ibv_qp_init_attr_ex qa = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		SXRC_XRC_RECV_INIT,
 	};
 	struct ibv_qp_open_attr oa = {
-		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
-			     IBV_QP_OPEN_ATTR_TYPE,
-		.qp_type = IBV_QPT_XRC_RECV,
+		SXRC_XRC_RECV_OPEN,
 	};
 	char qpn[32], pid[32];
 	struct ibv_qp *rqp, *oqp;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -420,4 +421,154 @@ void sxrc_tail(const char *s, int n)
 		if (*--p == '\n')
 			n--;
 	fprintf(stderr, "%s\n", p);
+}
+
+void *sxrc_map(size_t len, int flags)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void sxrc_close_dev(struct ibv_device **list, struct ibv_context *ctx)
+{
+	if (ctx)
+		ibv_close_device(ctx);
+	if (list)
+		ibv_free_device_list(list);
+}
+
+int sxrc_node_open(struct sxrc_node *n, struct ibv_device *dev, size_t len)
+{
+	struct ibv_device **list = NULL;
+	int num;
+
+	memset(n, 0, sizeof(*n));
+	if (!dev) {
+		list = ibv_get_device_list(&num);
+		if (!list || !num) {
+			if (list)
+				ibv_free_device_list(list);
+			return -1;
+		}
+		dev = list[0];
+	}
+	n->ctx = ibv_open_device(dev);
+	if (list)
+		ibv_free_device_list(list);
+	if (!n->ctx)
+		return -1;
+	n->pd = ibv_alloc_pd(n->ctx);
+	n->cq = ibv_create_cq(n->ctx, 256, NULL, NULL, 0);
+	n->len = len;
+	n->buf = sxrc_map(len, 0);
+	if (!n->pd || !n->cq || !n->buf)
+		return -1;
+	n->mr = ibv_reg_mr(n->pd, n->buf, len, SXRC_IBV_ACCESS_ALL);
+	return n->mr ? 0 : -1;
+}
+
+void sxrc_node_close(struct sxrc_node *n)
+{
+	if (n->ctx)
+		ibv_close_device(n->ctx);
+	if (n->buf)
+		munmap(n->buf, n->len);
+	memset(n, 0, sizeof(*n));
+}
+
+int sxrc_run_wr(struct ibv_qp *qp, struct ibv_cq *cq,
+		struct ibv_send_wr *wr, int ms)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	if (ibv_post_send(qp, wr, &bad))
+		return -1;
+	if (sxrc_poll_n(cq, &wc, 1, ms) != 1)
+		return -2;
+	return wc.status;
+}
+
+int sxrc_rdma(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,
+	      uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey,
+	      uint32_t len, int ms)
+{
+	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	};
+
+	return sxrc_run_wr(qp, cq, &wr, ms);
+}
+
+void sxrc_build_recvs(struct ibv_recv_wr *wr, struct ibv_sge *sge, int n,
+		      uint64_t id0, uint64_t stride)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		sge[i] = (struct ibv_sge){ .addr = stride * i, .length = 64 };
+		wr[i] = (struct ibv_recv_wr){
+			.wr_id = id0 + i,
+			.sg_list = &sge[i],
+			.num_sge = 1,
+			.next = i + 1 < n ? &wr[i + 1] : NULL,
+		};
+	}
+}
+
+size_t sxrc_read_all(int fd, char *buf, size_t size)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < size - 1) {
+		n = read(fd, buf + got, size - 1 - got);
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	buf[got] = '\0';
+	return got;
+}
+
+pid_t sxrc_fork_ready(int ready[2])
+{
+	if (pipe(ready))
+		return -1;
+	return fork();
+}
+
+int sxrc_child_ready(int ready[2])
+{
+	char c;
+
+	close(ready[1]);
+	return read(ready[0], &c, 1) == 1 ? 0 : -1;
+}
+
+void sxrc_ready_and_wait(int fd, int code)
+{
+	if (write(fd, "r", 1) != 1)
+		_exit(code);
+	for (;;)
+		pause();
+}
+
+bool sxrc_thp_on(void)
+{
+	char mode[128] = "";
+	FILE *f;
+
+	f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	if (f) {
+		if (!fgets(mode, sizeof(mode), f))
+			mode[0] = '\0';
+		fclose(f);
+	}
+	return strstr(mode, "[always]") || strstr(mode, "[madvise]");
 }

@@ -123,4 +123,77 @@ bool sxrc_have(const char *prog);
 /* Print the last @n lines of @s as TAP comments. */
 void sxrc_tail(const char *s, int n);
 
+/* Every remote access; every access. */
+#define SXRC_IBV_REMOTE_ALL						\
+	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |		\
+	 IBV_ACCESS_REMOTE_ATOMIC)
+#define SXRC_IBV_ACCESS_ALL	(IBV_ACCESS_LOCAL_WRITE | SXRC_IBV_REMOTE_ALL)
+
+/* Where a check (the string @what) failed in a forked child, on stderr. */
+#define SXRC_CHILD_SAYS(what)						\
+	fprintf(stderr, "child %d: line %d: %s (errno %d)\n",		\
+		getpid(), __LINE__, what, errno)
+
+/* An anonymous private read-write mapping (@flags added), NULL if none. */
+void *sxrc_map(size_t len, int flags);
+/* A fixture's teardown: @ctx (and all made in it), @list; each if set. */
+void sxrc_close_dev(struct ibv_device **list, struct ibv_context *ctx);
+
+/* One context's verbs resources around one buffer. */
+struct sxrc_node {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	char *buf;
+	size_t len;
+};
+
+/*
+ * A context on @dev (NULL: the first device), a PD, a CQ of 256 and @len
+ * bytes registered with every access: 0 or -1 (sxrc_node_close() then
+ * frees what was made).
+ */
+int sxrc_node_open(struct sxrc_node *n, struct ibv_device *dev, size_t len);
+/* Everything else the node's owner made goes with the context. */
+void sxrc_node_close(struct sxrc_node *n);
+
+/* Post @wr on @qp: the status of its completion on @cq, or -1/-2. */
+int sxrc_run_wr(struct ibv_qp *qp, struct ibv_cq *cq,
+		struct ibv_send_wr *wr, int ms);
+/* One signalled RDMA READ or WRITE of @len bytes: as sxrc_run_wr(). */
+int sxrc_rdma(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,
+	      uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey,
+	      uint32_t len, int ms);
+/* Chain @n receive WRs of one 64-byte SGE each, @stride apart from 0. */
+void sxrc_build_recvs(struct ibv_recv_wr *wr, struct ibv_sge *sge, int n,
+		      uint64_t id0, uint64_t stride);
+
+/* Read @fd to its end, at most @size - 1 bytes, NUL-terminated. */
+size_t sxrc_read_all(int fd, char *buf, size_t size);
+/* pipe() @ready, then fork(): the pid, 0 in the child, -1 on failure. */
+pid_t sxrc_fork_ready(int ready[2]);
+/* In the parent: wait for the child's "r" on @ready: 0, or -1. */
+int sxrc_child_ready(int ready[2]);
+/* In a forked child: say "r" on @fd and wait to be killed; @code if not. */
+void sxrc_ready_and_wait(int fd, int code) __attribute__((noreturn));
+/* Are transparent huge pages on (always or madvise)? */
+bool sxrc_thp_on(void);
+
+/* Designated initializers of the XRC attributes most tests start from. */
+#define SXRC_XRCD_NEW							\
+	.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,	\
+	.fd = -1, .oflags = O_CREAT
+#define SXRC_XRC_RECV_OPEN						\
+	.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |	\
+		     IBV_QP_OPEN_ATTR_TYPE,				\
+	.qp_type = IBV_QPT_XRC_RECV
+#define SXRC_XRC_RECV_INIT						\
+	.qp_type = IBV_QPT_XRC_RECV, .comp_mask = IBV_QP_INIT_ATTR_XRCD
+#define SXRC_XRC_SRQ_INIT						\
+	.attr = { .max_wr = 16, .max_sge = 1 },				\
+	.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |	\
+		     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,	\
+	.srq_type = IBV_SRQT_XRC
+
 #endif /* SXRC_UTIL_H */

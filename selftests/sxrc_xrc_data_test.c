@@ -220,10 +220,10 @@ static int rank_main(FIXTURE_DATA(xrc) *self, int r)
 	struct ibv_xrcd *x = NULL;
 	struct ibv_wc wc[PER];
 	struct ibv_srq *srq;
-	struct node n;
+	struct sxrc_node n;
 	int fd, i, got;
 
-	CHK(node_open(&n, self->list[0]) == 0);
+	CHK(sxrc_node_open(&n, self->list[0], BUF_SIZE) == 0);
 	fd = open(self->path, O_RDONLY);
 	CHK(fd >= 0);
 	if (r == 1) {
@@ -326,9 +326,9 @@ static int racer_main(FIXTURE_DATA(xrc) *self, int r)
 {
 	struct shared *sh = self->sh;
 	struct ibv_xrc_domain *d;
-	struct node n;
+	struct sxrc_node n;
 
-	CHK(node_open(&n, self->list[0]) == 0);
+	CHK(sxrc_node_open(&n, self->list[0], BUF_SIZE) == 0);
 	d = ibv_open_xrc_domain(n.ctx, self->fd, 0);
 	CHK(d);
 	CHK(ibv_reg_xrc_rcv_qp(d, sh->qpn) == 0);
@@ -496,10 +496,10 @@ TEST_F(xrc, mp_last_unregister_destroys)
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		struct ibv_xrc_domain *cd;
-		struct node n;
+		struct sxrc_node n;
 		int e = 0;
 
-		if (node_open(&n, self->list[0]))
+		if (sxrc_node_open(&n, self->list[0], BUF_SIZE))
 			_exit(1);
 		cd = ibv_open_xrc_domain(n.ctx, self->fd, 0);
 		if (!cd || ibv_reg_xrc_rcv_qp(cd, sh->qpn))
@@ -556,10 +556,10 @@ TEST_F(xrc, mp_excl_race_one_winner)
 		ASSERT_LE(0, pid[r]);
 		if (!pid[r]) {
 			struct ibv_xrc_domain *d;
-			struct node n;
+			struct sxrc_node n;
 			int fd;
 
-			if (node_open(&n, self->list[0]))
+			if (sxrc_node_open(&n, self->list[0], BUF_SIZE))
 				_exit(1);
 			fd = open(self->path, O_RDONLY);
 			if (fd < 0)
@@ -593,7 +593,7 @@ TEST_F(xrc, mp_excl_race_one_winner)
 	EXPECT_EQ(EXCL_RACERS - 1, losses);
 	EXPECT_EQ(0, finish(self));
 	/* All gone with them: the file is free again. */
-	ASSERT_EQ(0, node_open(&self->n, self->list[0]));
+	ASSERT_EQ(0, sxrc_node_open(&self->n, self->list[0], BUF_SIZE));
 	EXPECT_NE(NULL, ibv_open_xrc_domain(self->n.ctx, self->fd,
 					    O_CREAT | O_EXCL));
 }

@@ -20,10 +20,10 @@ static int child_share(FIXTURE_DATA(xrc) *self)
 	struct ibv_xrc_domain *d;
 	struct ibv_xrcd *x;
 	struct ibv_qp *oq;
-	struct node n;
+	struct sxrc_node n;
 	int fd, err;
 
-	CHK(node_open(&n, self->list[0]) == 0);
+	CHK(sxrc_node_open(&n, self->list[0], BUF_SIZE) == 0);
 	fd = open(self->path, O_RDONLY);
 	CHK(fd >= 0);
 	/* Without O_CREAT: it must find the parent's domain. */
@@ -42,7 +42,7 @@ static int child_share(FIXTURE_DATA(xrc) *self)
 	CHK(legacy_srq(&n, d, NULL));
 	CHK(ibv_unreg_xrc_rcv_qp(d, self->sh->qpn) == 0);
 	CHK(ibv_destroy_qp(oq) == 0);
-	node_close(&n);
+	sxrc_node_close(&n);
 	return 0;
 }
 
@@ -255,9 +255,9 @@ TEST_F(xrc, domain_last_close_destroys)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		struct node n;
+		struct sxrc_node n;
 
-		if (node_open(&n, self->list[0]) ||
+		if (sxrc_node_open(&n, self->list[0], BUF_SIZE) ||
 		    !ibv_open_xrc_domain(n.ctx, self->fd, 0))
 			_exit(1);
 		atomic_store(&self->sh->ready, 1);
@@ -324,13 +324,10 @@ TEST_F(xrc, close_busy_with_srq)
 TEST_F(xrc, close_busy_with_rcv_qp)
 {
 	struct ibv_qp_init_attr_ex ia = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		SXRC_XRC_RECV_INIT,
 	};
 	struct ibv_qp_open_attr oa = {
-		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
-			     IBV_QP_OPEN_ATTR_TYPE,
-		.qp_type = IBV_QPT_XRC_RECV,
+		SXRC_XRC_RECV_OPEN,
 	};
 	struct ibv_xrc_domain *d;
 	struct ibv_qp *rq, *oq;
@@ -381,13 +378,10 @@ TEST_F(xrc, close_busy_with_rcv_qp)
 TEST_F(xrc, close_busy_while_registered_through_another_open)
 {
 	struct ibv_qp_open_attr oa = {
-		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
-			     IBV_QP_OPEN_ATTR_TYPE,
-		.qp_type = IBV_QPT_XRC_RECV,
+		SXRC_XRC_RECV_OPEN,
 	};
 	struct ibv_qp_init_attr_ex ia = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		SXRC_XRC_RECV_INIT,
 	};
 	struct ibv_xrc_domain *d1, *d2;
 	struct ibv_xrcd *x1, *x2;

@@ -40,9 +40,9 @@ static int listener_main(FIXTURE_DATA(xrc) *self, bool open_qp)
 {
 	struct shared *sh = self->sh;
 	struct ibv_qp *oq = NULL;
-	struct node n;
+	struct sxrc_node n;
 
-	CHK(node_open(&n, self->list[0]) == 0);
+	CHK(sxrc_node_open(&n, self->list[0], BUF_SIZE) == 0);
 	if (open_qp) {
 		struct ibv_qp_open_attr oa = {
 			.comp_mask = IBV_QP_OPEN_ATTR_NUM |
@@ -134,11 +134,11 @@ TEST_F(xrc, process_exit_leaves_nothing)
 		struct ibv_xrc_domain *d;
 		struct ibv_qp *sqp;
 		struct ibv_xrcd *x;
-		struct node n;
+		struct sxrc_node n;
 		uint32_t qpn;
 
 		/* Everything XRC has, none of it released. */
-		if (node_open(&n, self->list[0]))
+		if (sxrc_node_open(&n, self->list[0], BUF_SIZE))
 			_exit(1);
 		d = ibv_open_xrc_domain(n.ctx, self->fd, O_CREAT);
 		x = xrcd_open(n.ctx, -1, O_CREAT);
@@ -177,10 +177,10 @@ static int churn_reg_main(FIXTURE_DATA(xrc) *self, int r)
 	struct shared *sh = self->sh;
 	struct ibv_xrc_domain *d;
 	struct ibv_xrcd *x;
-	struct node n;
+	struct sxrc_node n;
 	int regs = 0, bad = 0, loops = 0;
 
-	CHK(node_open(&n, self->list[0]) == 0);
+	CHK(sxrc_node_open(&n, self->list[0], BUF_SIZE) == 0);
 	CHK(shm_wait(&sh->ready, 1, WAIT_MS));
 	d = ibv_open_xrc_domain(n.ctx, self->fd, 0);
 	x = xrcd_open(n.ctx, self->fd, 0);
@@ -292,7 +292,7 @@ TEST_F(xrc, zz_counts_back_to_zero)
 	struct counts zero;
 
 	memset(&zero, 0, sizeof(zero));
-	node_close(&self->n);
+	sxrc_node_close(&self->n);
 	EXPECT_EQ(0, counts_wait(&zero, 3000));
 }
 

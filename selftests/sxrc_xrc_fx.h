@@ -37,27 +37,16 @@
 #define MAXPROC		16
 #define WAIT_MS		10000
 #define BOGUS_NUM	0xfffff0U
-#define REMOTE_ALL	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-			 IBV_ACCESS_REMOTE_ATOMIC)
-#define ACCESS_ALL	(IBV_ACCESS_LOCAL_WRITE | REMOTE_ALL)
+#define REMOTE_ALL	SXRC_IBV_REMOTE_ALL
+#define ACCESS_ALL	SXRC_IBV_ACCESS_ALL
 
 /* Failure inside a child: say where, and give up with status 1. */
 #define CHK(cond) do {							\
 	if (!(cond)) {							\
-		fprintf(stderr, "child %d: line %d: %s (errno %d)\n",	\
-			getpid(), __LINE__, #cond, errno);		\
+		SXRC_CHILD_SAYS(#cond);					\
 		return 1;						\
 	}								\
 } while (0)
-
-/* One process's verbs resources. */
-struct node {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	char *buf;
-};
 
 /* Shared between a test and its children (MAP_SHARED). */
 struct shared {
@@ -105,33 +94,6 @@ static long qp_count(void)
 	return sxrc_sysfs_long("objects/qp");
 }
 
-static int node_open(struct node *n, struct ibv_device *dev)
-{
-	memset(n, 0, sizeof(*n));
-	n->ctx = ibv_open_device(dev);
-	if (!n->ctx)
-		return -1;
-	n->pd = ibv_alloc_pd(n->ctx);
-	n->cq = ibv_create_cq(n->ctx, 256, NULL, NULL, 0);
-	n->buf = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!n->pd || !n->cq || n->buf == MAP_FAILED)
-		return -1;
-	memset(n->buf, 0, BUF_SIZE);
-	n->mr = ibv_reg_mr(n->pd, n->buf, BUF_SIZE, ACCESS_ALL);
-	return n->mr ? 0 : -1;
-}
-
-/* Everything else the process made goes with the context. */
-static void node_close(struct node *n)
-{
-	if (n->ctx)
-		ibv_close_device(n->ctx);
-	if (n->buf && n->buf != MAP_FAILED)
-		munmap(n->buf, BUF_SIZE);
-	memset(n, 0, sizeof(*n));
-}
-
 static bool shm_wait(_Atomic int *v, int want, int ms)
 {
 	while (atomic_load(v) < want && ms > 0) {
@@ -145,7 +107,7 @@ static bool shm_wait(_Atomic int *v, int want, int ms)
  * Domains, SRQs, QPs
  */
 
-static struct ibv_srq *xrc_srq(struct node *n, struct ibv_xrcd *x,
+static struct ibv_srq *xrc_srq(struct sxrc_node *n, struct ibv_xrcd *x,
 			       struct ibv_cq *cq)
 {
 	struct ibv_srq_init_attr_ex a = {
@@ -159,7 +121,7 @@ static struct ibv_srq *xrc_srq(struct node *n, struct ibv_xrcd *x,
 	return ibv_create_srq_ex(n->ctx, &a);
 }
 
-static struct ibv_srq *legacy_srq(struct node *n, struct ibv_xrc_domain *d,
+static struct ibv_srq *legacy_srq(struct sxrc_node *n, struct ibv_xrc_domain *d,
 				  struct ibv_cq *cq)
 {
 	struct ibv_srq_init_attr a = { .attr = { .max_wr = 64, .max_sge = 2 } };
@@ -194,7 +156,7 @@ static enum ibv_qp_state rcv_state(struct ibv_xrc_domain *d, uint32_t qpn,
 	return a.qp_state;
 }
 
-static struct ibv_qp *send_qp(struct node *n)
+static struct ibv_qp *send_qp(struct sxrc_node *n)
 {
 	struct ibv_qp_init_attr_ex ia = {
 		.qp_type = IBV_QPT_XRC_SEND, .send_cq = n->cq,
@@ -207,7 +169,7 @@ static struct ibv_qp *send_qp(struct node *n)
 	return ibv_create_qp_ex(n->ctx, &ia);
 }
 
-static int srq_recv(struct ibv_srq *srq, struct node *n, size_t off,
+static int srq_recv(struct ibv_srq *srq, struct sxrc_node *n, size_t off,
 		    uint32_t len, uint64_t wr_id)
 {
 	struct ibv_sge sge = {
@@ -220,7 +182,7 @@ static int srq_recv(struct ibv_srq *srq, struct node *n, size_t off,
 	return ibv_post_srq_recv(srq, &wr, &bad);
 }
 
-static int xsend(struct ibv_qp *qp, struct node *n, enum ibv_wr_opcode op,
+static int xsend(struct ibv_qp *qp, struct sxrc_node *n, enum ibv_wr_opcode op,
 		 size_t off, uint32_t len, uint32_t srqn, void *raddr,
 		 uint32_t rkey, uint64_t wr_id)
 {
@@ -253,7 +215,7 @@ static bool all_zero(const char *p, size_t len)
 
 FIXTURE(xrc) {
 	struct ibv_device **list;
-	struct node n;
+	struct sxrc_node n;
 	char path[64];
 	int fd;
 	struct shared *sh;
@@ -272,7 +234,7 @@ FIXTURE_SETUP(xrc)
 	if (!num)
 		SKIP(return, "softxrc is not loaded");
 	counts_get(&self->base);
-	ASSERT_EQ(0, node_open(&self->n, self->list[0]));
+	ASSERT_EQ(0, sxrc_node_open(&self->n, self->list[0], BUF_SIZE));
 	strcpy(self->path, "/tmp/sxrc_xrc.XXXXXX");
 	self->fd = mkstemp(self->path);
 	ASSERT_LE(0, self->fd);
@@ -284,7 +246,7 @@ FIXTURE_SETUP(xrc)
 
 FIXTURE_TEARDOWN(xrc)
 {
-	node_close(&self->n);
+	sxrc_node_close(&self->n);
 	if (self->fd >= 0) {
 		close(self->fd);
 		unlink(self->path);
@@ -298,7 +260,7 @@ FIXTURE_TEARDOWN(xrc)
 /* Close this process's context and expect the counts of before the test. */
 static int finish(FIXTURE_DATA(xrc) *self)
 {
-	node_close(&self->n);
+	sxrc_node_close(&self->n);
 	return counts_wait(&self->base, 3000);
 }
 
@@ -334,9 +296,9 @@ static int holder_main(FIXTURE_DATA(xrc) *self, bool create)
 	struct shared *sh = self->sh;
 	struct ibv_xrc_domain *d;
 	struct ibv_srq *srq;
-	struct node n;
+	struct sxrc_node n;
 
-	CHK(node_open(&n, self->list[0]) == 0);
+	CHK(sxrc_node_open(&n, self->list[0], BUF_SIZE) == 0);
 	d = ibv_open_xrc_domain(n.ctx, self->fd, O_CREAT);
 	CHK(d);
 	if (create) {
@@ -359,8 +321,9 @@ static int holder_main(FIXTURE_DATA(xrc) *self, bool create)
  * maybe the node's own) and check both completions and the data: 0 or
  * the line that failed.
  */
-static int roundtrip(struct node *n, struct ibv_qp *sqp, struct ibv_srq *srq,
-		     struct ibv_cq *cq, size_t dst, unsigned int seed)
+static int roundtrip(struct sxrc_node *n, struct ibv_qp *sqp,
+		     struct ibv_srq *srq, struct ibv_cq *cq, size_t dst,
+		     unsigned int seed)
 {
 	struct ibv_wc wc[2], *s, *r;
 

@@ -121,9 +121,7 @@ TEST_F(xrc, reg_rejects_numbers_of_no_rcv_qp_of_the_domain)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct ibv_qp_open_attr oa = {
-		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
-			     IBV_QP_OPEN_ATTR_TYPE,
-		.qp_type = IBV_QPT_XRC_RECV,
+		SXRC_XRC_RECV_OPEN,
 	};
 	struct ibv_xrc_domain *d, *other;
 	struct ibv_qp *rc, *sqp;
@@ -249,10 +247,10 @@ static int stranger_main(FIXTURE_DATA(xrc) *self, uint32_t parent_handle)
 	struct ibv_xrc_domain *d, *anon;
 	char path[] = "/tmp/sxrc_xrc2.XXXXXX";
 	uint32_t qpn = self->sh->qpn, mine;
-	struct node n;
+	struct sxrc_node n;
 	int fd;
 
-	CHK(node_open(&n, self->list[0]) == 0);
+	CHK(sxrc_node_open(&n, self->list[0], BUF_SIZE) == 0);
 	fd = mkstemp(path);
 	CHK(fd >= 0);
 	unlink(path);
@@ -274,7 +272,7 @@ static int stranger_main(FIXTURE_DATA(xrc) *self, uint32_t parent_handle)
 	CHK(raw_reach_all(n.ctx, parent_handle, qpn) == 0);
 	/* Its own QP is reachable, the same way. */
 	CHK(ibv_query_xrc_rcv_qp(d, mine, &a, IBV_QP_STATE, NULL) == 0);
-	node_close(&n);
+	sxrc_node_close(&n);
 	close(fd);
 	return 0;
 }
@@ -285,9 +283,9 @@ static int outsider_main(FIXTURE_DATA(xrc) *self, uint32_t parent_handle)
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 	struct ibv_xrc_domain fake;
 	uint32_t qpn = self->sh->qpn;
-	struct node n;
+	struct sxrc_node n;
 
-	CHK(node_open(&n, self->list[0]) == 0);
+	CHK(sxrc_node_open(&n, self->list[0], BUF_SIZE) == 0);
 	/* The parent's handle means nothing in another context. */
 	fake.context = n.ctx;
 	fake.handle = parent_handle;
@@ -296,7 +294,7 @@ static int outsider_main(FIXTURE_DATA(xrc) *self, uint32_t parent_handle)
 	CHK(ibv_query_xrc_rcv_qp(&fake, qpn, &a, IBV_QP_STATE, NULL) ==
 	    EINVAL);
 	CHK(raw_reach_all(n.ctx, parent_handle, qpn) == 0);
-	node_close(&n);
+	sxrc_node_close(&n);
 	return 0;
 }
 
@@ -355,9 +353,9 @@ TEST_F(xrc, reg_twice_is_one_registration)
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		struct ibv_xrc_domain *cd;
-		struct node n;
+		struct sxrc_node n;
 
-		if (node_open(&n, self->list[0]))
+		if (sxrc_node_open(&n, self->list[0], BUF_SIZE))
 			_exit(1);
 		cd = ibv_open_xrc_domain(n.ctx, self->fd, 0);
 		if (!cd || ibv_reg_xrc_rcv_qp(cd, self->sh->qpn) ||
@@ -389,9 +387,7 @@ TEST_F(xrc, reg_twice_is_one_registration)
 TEST_F(xrc, open_qp_is_a_registration_of_its_own)
 {
 	struct ibv_qp_open_attr oa = {
-		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
-			     IBV_QP_OPEN_ATTR_TYPE,
-		.qp_type = IBV_QPT_XRC_RECV,
+		SXRC_XRC_RECV_OPEN,
 	};
 	struct ibv_qp_init_attr ia;
 	struct ibv_xrc_domain *d;
@@ -431,9 +427,7 @@ TEST_F(xrc, open_qp_is_a_registration_of_its_own)
 TEST_F(xrc, legacy_reg_after_open_qp_is_separate)
 {
 	struct ibv_qp_open_attr oa = {
-		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
-			     IBV_QP_OPEN_ATTR_TYPE,
-		.qp_type = IBV_QPT_XRC_RECV,
+		SXRC_XRC_RECV_OPEN,
 	};
 	struct ibv_xrc_domain *d;
 	struct ibv_qp_init_attr ia;
@@ -483,8 +477,7 @@ TEST_F(xrc, legacy_reg_after_open_qp_is_separate)
 TEST_F(xrc, destroy_of_creator_handle_keeps_qp_for_others)
 {
 	struct ibv_qp_init_attr_ex ia = {
-		.qp_type = IBV_QPT_XRC_RECV,
-		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		SXRC_XRC_RECV_INIT,
 	};
 	struct ibv_xrc_domain *d;
 	long qps = qp_count();
