@@ -342,6 +342,7 @@ err_abort:
  * The doorbell: the fast path of every ibv_post_send().  The argument is
  * the QP handle itself, so nothing is copied from userspace; the send
  * queue runs in the caller's context until it is empty or must wait.
+ * On a polled QP it also wakes the polling thread, if it sleeps.
  */
 long sxrc_doorbell(struct sxrc_ctx *ctx, unsigned long arg)
 {
@@ -354,6 +355,7 @@ long sxrc_doorbell(struct sxrc_ctx *ctx, unsigned long arg)
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
 	ret = sxrc_sq_run(to_sxrc_qp(obj));
+	sxrc_sqpoll_doorbell(to_sxrc_qp(obj));
 	sxrc_obj_put(obj);
 	return ret;
 }

@@ -185,6 +185,12 @@ static int sxrc_dev_add(u32 index)
 	spin_lock_init(&dev->users_lock);
 	hash_init(dev->users);
 
+	ret = sxrc_sqpoll_start(dev);
+	if (ret) {
+		kfree(dev);
+		return ret;
+	}
+
 	dev->misc.minor = MISC_DYNAMIC_MINOR;
 	dev->misc.name = dev->name;
 	/* /dev/infiniband/softxrcN, beside uverbs: where tools look. */
@@ -196,6 +202,7 @@ static int sxrc_dev_add(u32 index)
 
 	ret = misc_register(&dev->misc);
 	if (ret) {
+		sxrc_sqpoll_stop(dev);
 		kfree(dev);
 		return ret;
 	}
@@ -218,6 +225,7 @@ static void sxrc_dev_remove(u32 index)
 	WARN_ON(!xa_empty(&dev->mrs) || !xa_empty(&dev->qps) ||
 		!xa_empty(&dev->srqs) || !list_empty(&dev->mcast_list) ||
 		!list_empty(&dev->xrcds) || !hash_empty(dev->users));
+	sxrc_sqpoll_stop(dev);
 	xa_destroy(&dev->mrs);
 	xa_destroy(&dev->qps);
 	xa_destroy(&dev->srqs);
