@@ -6,6 +6,12 @@
  * moves, as a doorbell from the poster would: the same loop
  * (sxrc_sq_poll()), the same checks, the same error for a corrupt ring.
  *
+ * Between runs it spins while its CPU has nothing else to do.  When
+ * another task waits for the CPU it steps aside for SXRC_SQPOLL_BACKOFF,
+ * as if asleep except that doorbells do not wake it: the posters ring
+ * the doorbell meanwhile, and the send path is what it is without the
+ * thread, rather than waiting for the thread's CPU (a spinning thread
+ * would keep a busy-polling poster off it until the next tick).
  * After sqpoll_idle_ms without new work (at once when no QP asks for
  * it) the thread marks every polled ring SXRC_RING_POLL_WAKEUP and
  * sleeps; the library then rings the doorbell, which runs the queue in
@@ -22,6 +28,7 @@
 #include <linux/kthread.h>
 #include <linux/moduleparam.h>
 #include <linux/sched.h>
+#include <linux/sched/stat.h>
 #include <linux/slab.h>
 
 #include "engine.h"
@@ -30,6 +37,9 @@ static unsigned int sxrc_sqpoll_idle_ms = 100;
 module_param_named(sqpoll_idle_ms, sxrc_sqpoll_idle_ms, uint, 0644);
 MODULE_PARM_DESC(sqpoll_idle_ms,
 		 "Milliseconds the send queue polling thread spins without work before it sleeps (default 100)");
+
+/* How long the thread steps aside while other tasks want its CPU. */
+#define SXRC_SQPOLL_BACKOFF	max_t(long, msecs_to_jiffies(10), 1)
 
 static u32 sxrc_sqpoll_prod(struct sxrc_qp *qp)
 {
@@ -89,21 +99,24 @@ static bool sxrc_sqpoll_pending(struct sxrc_sqpoll *sp)
 
 /*
  * Sleep until a doorbell, a new polled QP or the device's removal wakes
- * the thread.  The task state is set before the rings are marked: a
+ * the thread; with @backoff, until @backoff jiffies have passed, and not
+ * for a doorbell.  The task state is set before the rings are marked: a
  * wake-up from then on makes schedule() return at once.
  */
-static void sxrc_sqpoll_sleep(struct sxrc_sqpoll *sp)
+static void sxrc_sqpoll_sleep(struct sxrc_sqpoll *sp, long backoff)
 {
 	set_current_state(TASK_INTERRUPTIBLE);
 	spin_lock(&sp->lock);
+	WRITE_ONCE(sp->backoff, backoff != 0);
 	sxrc_sqpoll_mark(sp, true);
 	spin_unlock(&sp->lock);
 	/* Pairs with the library's barrier between @prod and @poll. */
 	smp_mb();
 	if (!sxrc_sqpoll_pending(sp) && !kthread_should_stop())
-		schedule();
+		schedule_timeout(backoff ? backoff : MAX_SCHEDULE_TIMEOUT);
 	__set_current_state(TASK_RUNNING);
 	spin_lock(&sp->lock);
+	WRITE_ONCE(sp->backoff, false);
 	sxrc_sqpoll_mark(sp, false);
 	spin_unlock(&sp->lock);
 }
@@ -123,8 +136,17 @@ static int sxrc_sqpoll_thread(void *data)
 			busy = jiffies;
 		} else if (list_empty_careful(&sp->qps) ||
 			   time_after(jiffies, busy + idle)) {
-			sxrc_sqpoll_sleep(sp);
+			sxrc_sqpoll_sleep(sp, 0);
 			busy = jiffies;
+		} else if (!single_task_running()) {
+			/*
+			 * Another task (a poster busy polling its CQ, most
+			 * likely) wants this CPU: spinning here would keep
+			 * it off until the next tick, and a nap would not
+			 * preempt it.  Step aside; posters ring the doorbell
+			 * meanwhile, and the thread looks again later.
+			 */
+			sxrc_sqpoll_sleep(sp, SXRC_SQPOLL_BACKOFF);
 		} else {
 			cpu_relax();
 		}
@@ -211,11 +233,11 @@ void sxrc_sqpoll_del(struct sxrc_qp *qp)
 		sxrc_obj_drop(&qp->obj);
 }
 
-/* A doorbell on a polled QP: the thread sleeps, wake it. */
+/* A doorbell on a polled QP: the thread sleeps (not aside), wake it. */
 void sxrc_sqpoll_doorbell(struct sxrc_qp *qp)
 {
 	struct sxrc_sqpoll *sp = &qp->obj.ctx->dev->sqpoll;
 
-	if (qp->sqpoll && READ_ONCE(sp->sleeping))
+	if (qp->sqpoll && READ_ONCE(sp->sleeping) && !READ_ONCE(sp->backoff))
 		wake_up_process(sp->task);
 }

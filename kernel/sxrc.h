@@ -103,19 +103,22 @@ struct sxrc_stats {
 
 /**
  * struct sxrc_sqpoll - a device's send queue polling thread (sqpoll.c)
- * @lock: protects @qps, @sleeping, and sxrc_qp.sqpoll_entry and
+ * @lock: protects @qps, @sleeping, @backoff, and sxrc_qp.sqpoll_entry and
  *	sxrc_qp.sqpoll_seen of the QPs on @qps; a spinlock taken alone
  * @qps: the QPs created with SXRC_CREATE_QP_SQPOLL and not destroyed
  *	yet, each holding a reference (sxrc_qp.sqpoll_entry)
  * @task: the thread, from the device's creation to its removal
  * @sleeping: the thread sleeps, or is about to: the polled rings say
  *	SXRC_RING_POLL_WAKEUP, and a doorbell on a polled QP wakes it
+ * @backoff: with @sleeping: the thread stepped aside for a while (its
+ *	CPU was wanted) and a doorbell does not wake it
  */
 struct sxrc_sqpoll {
 	spinlock_t lock;	/* see above */
 	struct list_head qps;
 	struct task_struct *task;
 	bool sleeping;
+	bool backoff;
 };
 
 /**
