@@ -10,12 +10,20 @@
  * iteration.  The cases differ by one thing each, so their differences
  * split the cost of a send:
  *
+ *   syscall         getppid(): the floor of any system call here
+ *   ioctl_enotty    softxrc only: an ioctl the device does not know: the
+ *                   VFS ioctl path and the context's member check
+ *   doorbell_badqp  softxrc only: the doorbell on a handle that names no
+ *                   QP: the above and the handle lookup
  *   poll_empty      ibv_poll_cq() on an empty CQ
  *   post_empty      ibv_post_send() of an empty list: the library, the
  *                   doorbell system call, the QP handle lookup and an
  *                   empty send queue (softxrc only: rxe needs a WR)
- *   write_unsig     8 B inline RDMA WRITE, unsignaled (no CQE; one
- *                   signaled every 64 keeps the ring moving)
+ *   write0_unsig    0 B RDMA WRITE, unsignaled: no key is resolved and
+ *                   nothing copied (one signaled every 64 keeps the
+ *                   ring moving)
+ *   write_unsig     8 B inline RDMA WRITE, unsignaled: the rkey resolved
+ *                   and 8 bytes copied
  *   write           8 B inline RDMA WRITE, signaled, polled
  *   send            8 B inline SEND, signaled, polled on both sides (a
  *                   receive WQE re-posted each time)
@@ -33,10 +41,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+/* softxrc's ioctl numbers (uapi/rdma/softxrc-abi.h): 1 is the doorbell. */
+#define SXRC_IOCTL(nr)	_IO(0xB6, (nr))
 
 #define QDEPTH	256
 #define UNSIG	64
@@ -90,13 +103,14 @@ static void post_recv(void)
 		die("ibv_post_recv");
 }
 
-static void post(enum ibv_wr_opcode op, bool inl, bool signaled)
+static void post(enum ibv_wr_opcode op, bool inl, bool signaled,
+		 unsigned int len)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)buf, .length = size, .lkey = mr->lkey,
+		.addr = (uintptr_t)buf, .length = len, .lkey = mr->lkey,
 	};
 	struct ibv_send_wr wr = {
-		.sg_list = &sge, .num_sge = 1, .opcode = op,
+		.sg_list = &sge, .num_sge = len ? 1 : 0, .opcode = op,
 		.send_flags = (inl ? IBV_SEND_INLINE : 0) |
 			      (signaled ? IBV_SEND_SIGNALED : 0),
 	}, *bad;
@@ -108,10 +122,14 @@ static void post(enum ibv_wr_opcode op, bool inl, bool signaled)
 		die("ibv_post_send");
 }
 
-enum bench_case { POLL_EMPTY, POST_EMPTY, WRITE_UNSIG, WRITE, SEND, SEND_SGE };
+enum bench_case {
+	SYSCALL, IOCTL_ENOTTY, DOORBELL_BADQP, POLL_EMPTY, POST_EMPTY, WRITE0_UNSIG, WRITE_UNSIG, WRITE, SEND,
+	SEND_SGE,
+};
 
 static const char *const case_name[] = {
-	"poll_empty", "post_empty", "write_unsig", "write", "send", "send_sge",
+	"syscall", "ioctl_enotty", "doorbell_badqp", "poll_empty", "post_empty", "write0_unsig", "write_unsig", "write",
+	"send", "send_sge",
 };
 
 static void one(enum bench_case c, long i)
@@ -120,6 +138,19 @@ static void one(enum bench_case c, long i)
 	struct ibv_wc wc;
 
 	switch (c) {
+	case SYSCALL:
+		syscall(SYS_getppid);
+		break;
+	case IOCTL_ENOTTY:
+		if (ioctl(ctx->cmd_fd, SXRC_IOCTL(0x7f), 0) != -1 ||
+		    errno != ENOTTY)
+			die("unknown ioctl");
+		break;
+	case DOORBELL_BADQP:
+		if (ioctl(ctx->cmd_fd, SXRC_IOCTL(1), 0xfffffffful) != -1 ||
+		    errno != EINVAL)
+			die("doorbell on no QP");
+		break;
 	case POLL_EMPTY:
 		if (ibv_poll_cq(rcq, 1, &wc))
 			die("unexpected completion");
@@ -129,19 +160,21 @@ static void one(enum bench_case c, long i)
 		if (errno)
 			die("ibv_post_send(NULL)");
 		break;
+	case WRITE0_UNSIG:
 	case WRITE_UNSIG:
-		post(IBV_WR_RDMA_WRITE, true, i % UNSIG == UNSIG - 1);
+		post(IBV_WR_RDMA_WRITE, true, i % UNSIG == UNSIG - 1,
+		     c == WRITE_UNSIG ? size : 0);
 		if (i % UNSIG == UNSIG - 1)
 			poll_one(scq);
 		break;
 	case WRITE:
-		post(IBV_WR_RDMA_WRITE, true, true);
+		post(IBV_WR_RDMA_WRITE, true, true, size);
 		poll_one(scq);
 		break;
 	case SEND:
 	case SEND_SGE:
 		post_recv();
-		post(IBV_WR_SEND, c == SEND, true);
+		post(IBV_WR_SEND, c == SEND, true, size);
 		poll_one(scq);
 		poll_one(rcq);
 		break;
@@ -274,10 +307,11 @@ int main(int argc, char **argv)
 	connect_qp(qa, qb->qp_num, !pa.lid, &gid, pa.lid);
 	connect_qp(qb, qa->qp_num, !pa.lid, &gid, pa.lid);
 
-	for (i = POLL_EMPTY; i <= SEND_SGE; i++) {
+	for (i = SYSCALL; i <= SEND_SGE; i++) {
 		double best = 0;
 
-		if (i == POST_EMPTY && !softxrc)
+		if ((i == POST_EMPTY || i == IOCTL_ENOTTY ||
+		     i == DOORBELL_BADQP) && !softxrc)
 			continue;
 		for (r = 0; r < runs; r++) {
 			double ns = run(i, iters);
