@@ -95,6 +95,9 @@ static_assert(sizeof(struct sxrc_create_srq_in) ==
 	      SXRC_CREATE_SRQ_IN_V1 + 16);
 static_assert(sizeof(struct sxrc_ioctl_hdr) == 32);
 static_assert(sizeof(struct sxrc_ring_hdr) == SXRC_RING_HDR_SIZE);
+/* The poll word came out of padding: the indices did not move. */
+static_assert(offsetof(struct sxrc_ring_hdr, poll) == 8);
+static_assert(offsetof(struct sxrc_ring_hdr, cons) == 64);
 static_assert(sizeof(struct sxrc_cqe) == 48);
 static_assert(sizeof(struct sxrc_cqe_ts) == 64);
 static_assert(sizeof(struct sxrc_cq_ring_out) == SXRC_CQ_RING_OUT_V1 + 8);
