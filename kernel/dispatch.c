@@ -95,6 +95,9 @@ static_assert(sizeof(struct sxrc_create_srq_in) ==
 	      SXRC_CREATE_SRQ_IN_V1 + 16);
 static_assert(sizeof(struct sxrc_ioctl_hdr) == 32);
 static_assert(sizeof(struct sxrc_ring_hdr) == SXRC_RING_HDR_SIZE);
+/* The poll word came out of padding: the indices did not move. */
+static_assert(offsetof(struct sxrc_ring_hdr, poll) == 8);
+static_assert(offsetof(struct sxrc_ring_hdr, cons) == 64);
 static_assert(sizeof(struct sxrc_cqe) == 48);
 static_assert(sizeof(struct sxrc_cqe_ts) == 64);
 static_assert(sizeof(struct sxrc_cq_ring_out) == SXRC_CQ_RING_OUT_V1 + 8);
@@ -374,6 +377,7 @@ err_abort:
  * The doorbell: the fast path of every ibv_post_send().  The argument is
  * the QP handle itself, so nothing is copied from userspace; the send
  * queue runs in the caller's context until it is empty or must wait.
+ * On a polled QP it also wakes the polling thread, if it sleeps.
  */
 long sxrc_doorbell(struct sxrc_ctx *ctx, unsigned long arg)
 {
@@ -388,6 +392,7 @@ long sxrc_doorbell(struct sxrc_ctx *ctx, unsigned long arg)
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
 	ret = sxrc_sq_run(to_sxrc_qp(obj));
+	sxrc_sqpoll_doorbell(to_sxrc_qp(obj));
 	sxrc_obj_put(obj);
 	return ret;
 }

@@ -287,6 +287,16 @@ int sxrc_sq_run(struct sxrc_qp *qp)
 	return 0;
 }
 
+/* The polling thread's doorbell (sqpoll.c): never on a destroyed QP. */
+void sxrc_sq_poll(struct sxrc_qp *qp)
+{
+	mutex_lock(&qp->sq_mutex);
+	/* Set before sxrc_qp_stop_engine() takes sq_mutex. */
+	if (!READ_ONCE(qp->dead))
+		sxrc_sq_process(qp);
+	mutex_unlock(&qp->sq_mutex);
+}
+
 static void sxrc_retry_work(struct work_struct *work)
 {
 	struct sxrc_qp *qp = container_of(to_delayed_work(work),

@@ -265,6 +265,14 @@ struct sxrc_dev *sxrc_dev_add(u32 index, struct net_device *ndev)
 	if (ndev)
 		sxrc_link_init(dev, ndev);
 
+	ret = sxrc_sqpoll_start(dev);
+	if (ret) {
+		if (ndev)
+			sxrc_link_release(dev);
+		kfree(dev);
+		return ERR_PTR(ret);
+	}
+
 	dev->misc.minor = MISC_DYNAMIC_MINOR;
 	dev->misc.name = dev->name;
 	/* /dev/infiniband/softxrcN, beside uverbs: where tools look. */
@@ -276,6 +284,7 @@ struct sxrc_dev *sxrc_dev_add(u32 index, struct net_device *ndev)
 
 	ret = misc_register(&dev->misc);
 	if (ret) {
+		sxrc_sqpoll_stop(dev);
 		if (ndev)
 			sxrc_link_release(dev);
 		kfree(dev);
@@ -306,6 +315,7 @@ void sxrc_dev_remove(struct sxrc_dev *dev)
 	/* misc_open() runs under the lock this takes: no open is left. */
 	misc_deregister(&dev->misc);
 	debugfs_remove_recursive(dev->debugfs);
+	sxrc_sqpoll_stop(dev);
 	if (rcu_access_pointer(dev->ndev))
 		sxrc_link_release(dev);
 	if (xchg(&dev->port_state, SXRC_PORT_DOWN) == SXRC_PORT_ACTIVE)

@@ -88,6 +88,7 @@ static void sxrc_qp_destroy_obj(struct sxrc_obj *obj)
 
 	sxrc_mcast_detach_all(qp);
 	xa_erase(&ctx->dev->qps, qp->qpn);
+	sxrc_sqpoll_del(qp);
 	sxrc_qp_stop_engine(qp);
 	if (qp->sq.ring)
 		sxrc_ring_unmap(ctx, qp->sq.ring);
@@ -165,7 +166,8 @@ static int sxrc_qp_check_create(const struct sxrc_create_qp_in *in)
 	}
 	if (in->xrcd_handle || in->reserved)
 		return -EINVAL;
-	if (in->flags || in->max_send_wr > SXRC_MAX_QP_WR ||
+	if ((in->flags & ~SXRC_CREATE_QP_FLAGS_ALL) ||
+	    in->max_send_wr > SXRC_MAX_QP_WR ||
 	    in->max_send_sge > SXRC_MAX_SGE ||
 	    in->max_inline_data > SXRC_MAX_INLINE)
 		return -EINVAL;
@@ -317,8 +319,14 @@ int sxrc_qp_create(struct sxrc_call *call)
 	}
 	spin_lock_init(&qp->lock);
 	sxrc_qp_init_engine(qp);
+	INIT_LIST_HEAD(&qp->sqpoll_entry);
 	qp->type = in->qp_type;
 	qp->sq_sig_all = !!in->sq_sig_all;
+	if (in->flags & SXRC_CREATE_QP_SQPOLL) {
+		ret = sxrc_sqpoll_prepare(qp);
+		if (ret)
+			goto err_free;
+	}
 
 	entries = roundup_pow_of_two(max(in->max_send_wr, 1U));
 	stride = sxrc_send_stride(in->max_send_sge, in->max_inline_data);
@@ -370,6 +378,8 @@ int sxrc_qp_create(struct sxrc_call *call)
 	qp->attr.qp_state = SXRC_QPS_RESET;
 	qp->attr.cur_qp_state = SXRC_QPS_RESET;
 	xa_store(&dev->qps, qp->qpn, qp, GFP_KERNEL_ACCOUNT);
+	if (qp->sqpoll)
+		sxrc_sqpoll_add(qp);
 
 	out->handle = qp->obj.handle;
 	out->qp_num = qp->qpn;
@@ -390,6 +400,7 @@ err_sq:
 	sxrc_ring_unmap(ctx, qp->sq.ring);
 	sxrc_ring_put(qp->sq.ring);
 err_free:
+	kfree(qp->scratch);
 	kfree(qp);
 err_put:
 	sxrc_qp_put_deps(deps);

@@ -105,6 +105,26 @@ struct sxrc_stats {
 };
 
 /**
+ * struct sxrc_sqpoll - a device's send queue polling thread (sqpoll.c)
+ * @lock: protects @qps, @sleeping, @backoff, and sxrc_qp.sqpoll_entry and
+ *	sxrc_qp.sqpoll_seen of the QPs on @qps; a spinlock taken alone
+ * @qps: the QPs created with SXRC_CREATE_QP_SQPOLL and not destroyed
+ *	yet, each holding a reference (sxrc_qp.sqpoll_entry)
+ * @task: the thread, from the device's creation to its removal
+ * @sleeping: the thread sleeps, or is about to: the polled rings say
+ *	SXRC_RING_POLL_WAKEUP, and a doorbell on a polled QP wakes it
+ * @backoff: with @sleeping: the thread stepped aside for a while (its
+ *	CPU was wanted) and a doorbell does not wake it
+ */
+struct sxrc_sqpoll {
+	spinlock_t lock;	/* see above */
+	struct list_head qps;
+	struct task_struct *task;
+	bool sleeping;
+	bool backoff;
+};
+
+/**
  * struct sxrc_dev - one softxrc device, /dev/infiniband/softxrcN
  * @misc: the character device; its this_device carries the sysfs files
  * @index: N
@@ -149,6 +169,8 @@ struct sxrc_stats {
  * @ndev_tracker: the reference's tracker
  * @ndev_mtu: a link's path MTU, an IBV_MTU_* value from its MTU; RTNL
  *	writes, readers READ_ONCE()
+ * @sqpoll: the send queue polling thread, from the device's creation to
+ *	its removal
  */
 struct sxrc_dev {
 	struct miscdevice misc;
@@ -186,6 +208,7 @@ struct sxrc_dev {
 	struct net_device __rcu *ndev;
 	netdevice_tracker ndev_tracker;
 	u32 ndev_mtu;
+	struct sxrc_sqpoll sqpoll;
 };
 
 /**
@@ -711,6 +734,10 @@ static inline struct sxrc_srq *to_sxrc_srq(struct sxrc_obj *obj)
  * @xrcd_entry: XRC_RECV: on xrcd->qps, under xrcd->lock
  * @regs: XRC_RECV: registrations (struct sxrc_xrc_reg), under xrcd->lock
  * @stats: counters for the resource view
+ * @sqpoll: created with SXRC_CREATE_QP_SQPOLL (constant)
+ * @sqpoll_entry: on dev->sqpoll.qps while @sqpoll and not destroyed
+ * @sqpoll_seen: the producer index the polling thread last acted on
+ *	(under dev->sqpoll.lock)
  * @rcu: freed after a grace period: QP numbers are looked up under RCU
  */
 struct sxrc_qp {
@@ -741,6 +768,9 @@ struct sxrc_qp {
 	struct list_head xrcd_entry;
 	struct list_head regs;
 	struct sxrc_stats stats;
+	bool sqpoll;
+	struct list_head sqpoll_entry;
+	u32 sqpoll_seen;
 	struct rcu_head rcu;
 };
 
@@ -1035,8 +1065,17 @@ void sxrc_engine_exit(void);
 void sxrc_qp_init_engine(struct sxrc_qp *qp);
 void sxrc_qp_stop_engine(struct sxrc_qp *qp);
 int sxrc_sq_run(struct sxrc_qp *qp);
+void sxrc_sq_poll(struct sxrc_qp *qp);
 void sxrc_qp_kick(struct sxrc_qp *qp);
 void sxrc_qp_engine_ready(struct sxrc_qp *qp);
+
+/* sqpoll.c: the send queue polling thread */
+int sxrc_sqpoll_start(struct sxrc_dev *dev);
+void sxrc_sqpoll_stop(struct sxrc_dev *dev);
+int sxrc_sqpoll_prepare(struct sxrc_qp *qp);
+void sxrc_sqpoll_add(struct sxrc_qp *qp);
+void sxrc_sqpoll_del(struct sxrc_qp *qp);
+void sxrc_sqpoll_doorbell(struct sxrc_qp *qp);
 
 /* copy.c: keys to pages */
 struct sxrc_mr *sxrc_mr_lookup(struct sxrc_dev *dev, u32 key);

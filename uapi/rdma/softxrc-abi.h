@@ -166,6 +166,8 @@ enum sxrc_ctx_method {
  *	over the whole address space) and SXRC_MR_ADVISE.  They serve every
  *	opcode of RC and XRC (SEND, RECV, SRQ_RECV, WRITE, READ, ATOMIC)
  *	and UD (SEND, RECV, SRQ_RECV); UC is not covered
+ * @SXRC_FEATURE_SQPOLL: SXRC_CREATE_QP_SQPOLL, send queues run by a
+ *	kernel thread without a doorbell (sxrc_ring_hdr.poll)
  */
 enum sxrc_features {
 	SXRC_FEATURE_ASYNC_EVENTS = 1 << 0,
@@ -174,13 +176,14 @@ enum sxrc_features {
 	SXRC_FEATURE_IMPORT = 1 << 3,
 	SXRC_FEATURE_DMABUF_MR = 1 << 4,
 	SXRC_FEATURE_ODP = 1 << 5,
+	SXRC_FEATURE_SQPOLL = 1 << 6,
 };
 
 #define SXRC_FEATURES_ALL	(SXRC_FEATURE_ASYNC_EVENTS | SXRC_FEATURE_XRC | \
 				 SXRC_FEATURE_CQE_TIMESTAMP |		\
 				 SXRC_FEATURE_IMPORT |			\
 				 SXRC_FEATURE_DMABUF_MR |		\
-				 SXRC_FEATURE_ODP)
+				 SXRC_FEATURE_ODP | SXRC_FEATURE_SQPOLL)
 
 /**
  * struct sxrc_query_ctx_out - SXRC_CTX_QUERY output; the method has no
@@ -766,6 +769,8 @@ struct sxrc_alloc_mw_out {
  * struct sxrc_ring_hdr - first 128 bytes of every mapped ring
  * @prod: producer index (CQ: the kernel; SQ, RQ, SRQ: the library)
  * @flags: SXRC_RING_* state bits, written by the kernel
+ * @poll: SQ of an SXRC_CREATE_QP_SQPOLL QP only: SXRC_RING_POLL_* bits,
+ *	written by the kernel; zero on every other ring
  * @pad0: keeps @prod and @cons on separate cache lines
  * @cons: consumer index (CQ: the library; SQ, RQ, SRQ: the kernel)
  * @arm: CQ only, written by the library to request an event
@@ -775,7 +780,8 @@ struct sxrc_alloc_mw_out {
 struct sxrc_ring_hdr {
 	__u32 prod;
 	__u32 flags;
-	__u8 pad0[56];
+	__u32 poll;
+	__u8 pad0[52];
 	__u32 cons;
 	__u32 arm;
 	__u8 pad1[56];
@@ -789,6 +795,17 @@ struct sxrc_ring_hdr {
  * are flushed once the library rings the doorbell.
  */
 #define SXRC_RING_ERROR		_BITUL(0)
+
+/*
+ * sxrc_ring_hdr.poll.  SXRC_RING_POLL_WAKEUP: the polling thread sleeps;
+ * whoever publishes a new producer index rings the doorbell, which runs
+ * the queue and wakes the thread.  Publishing pairs with the thread as
+ * CQ arming does with a completion: the library stores @prod, then a
+ * full barrier, then reads @poll; the thread stores @poll, then a full
+ * barrier, then reads @prod once more before it sleeps.  While the bit
+ * is clear, a doorbell is not needed (and still allowed).
+ */
+#define SXRC_RING_POLL_WAKEUP	_BITUL(0)
 
 /*
  * CQ arming.  ibv_req_notify_cq() stores SXRC_CQ_ARM_NEXT or
@@ -1133,7 +1150,7 @@ enum sxrc_qp_state {
  * @max_send_sge: gather entries per send WR
  * @max_recv_sge: scatter entries per receive WR (ignored with an SRQ)
  * @max_inline_data: inline bytes per send WR
- * @flags: zero
+ * @flags: SXRC_CREATE_QP_* (zero for XRC_RECV)
  * @xrcd_handle: XRC_RECV: the XRC domain (an SXRC_XRCD_OPEN handle); the
  *	QP belongs to the domain and the handle returned is this context's
  *	registration with it.  Zero for the other types.
@@ -1165,6 +1182,16 @@ struct sxrc_create_qp_in {
 };
 
 #define SXRC_CREATE_QP_IN_V1	56
+
+/*
+ * sxrc_create_qp_in.flags.  SXRC_CREATE_QP_SQPOLL (SXRC_FEATURE_SQPOLL):
+ * the device's polling thread runs the send queue whenever its producer
+ * index moves, as a doorbell would; the library rings the doorbell only
+ * while the ring says SXRC_RING_POLL_WAKEUP (see struct sxrc_ring_hdr).
+ * Any other bit: EINVAL.
+ */
+#define SXRC_CREATE_QP_SQPOLL	_BITUL(0)
+#define SXRC_CREATE_QP_FLAGS_ALL	SXRC_CREATE_QP_SQPOLL
 
 /**
  * struct sxrc_wq_info - one work queue ring of a QP or SRQ

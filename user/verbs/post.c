@@ -5,7 +5,9 @@
  * WQEs are written into the mapped send ring and published with a
  * store-release of the producer index; then one doorbell system call per
  * ibv_post_send() (or ibv_wr_complete()) has the kernel execute them, in
- * this thread, right away.
+ * this thread, right away.  A QP created with SOFTXRC_SQPOLL=1 in the
+ * environment is run by the device's polling thread instead, and rings
+ * the doorbell only while that thread sleeps.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -20,6 +22,21 @@ static void sxu_doorbell(struct ibv_qp *qp)
 {
 	ioctl(qp->context->cmd_fd, SXRC_IOCTL_DOORBELL,
 	      (unsigned long)qp->handle);
+}
+
+/*
+ * After publishing: a polled QP needs the doorbell only while its thread
+ * sleeps.  The fence orders the store of the producer index before the
+ * load of the ring's poll bits; the kernel's side is in the uapi header.
+ */
+static void sxu_sq_kick(struct sxu_qp *qp)
+{
+	if (qp->sqpoll) {
+		atomic_thread_fence(memory_order_seq_cst);
+		if (!(sxu_uring_poll(&qp->sq.ring) & SXRC_RING_POLL_WAKEUP))
+			return;
+	}
+	sxu_doorbell(&qp->ibqp);
 }
 
 static bool sxu_sq_full(struct sxu_uwq *sq)
@@ -184,7 +201,7 @@ int sxu_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	sxu_sq_publish(&qp->sq);
 	sxu_uwq_unlock(&qp->sq);
 	/* What was posted before a bad WR is posted all the same. */
-	sxu_doorbell(ibqp);
+	sxu_sq_kick(qp);
 	return ret;
 }
 
@@ -264,7 +281,7 @@ static int sxu_wr_complete(struct ibv_qp_ex *qpx)
 		sxu_sq_publish(&qp->sq);
 	sxu_uwq_unlock(&qp->sq);
 	if (!ret)
-		sxu_doorbell(&qp->ibqp);
+		sxu_sq_kick(qp);
 	return ret;
 }
 

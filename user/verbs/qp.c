@@ -16,6 +16,19 @@
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV |	\
 	 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_BIND_MW)
 
+/*
+ * SOFTXRC_SQPOLL=1: every QP with a send queue is run by the device's
+ * polling thread (unmodified programs such as perftest can use it); a
+ * module without SXRC_FEATURE_SQPOLL gets plain QPs.
+ */
+static bool sxu_want_sqpoll(struct ibv_context *context)
+{
+	const char *env = getenv("SOFTXRC_SQPOLL");
+
+	return env && !strcmp(env, "1") &&
+	       (to_sxu_ctx(context)->features & SXRC_FEATURE_SQPOLL);
+}
+
 struct ibv_qp *sxu_create_qp_ex(struct ibv_context *context,
 				 struct ibv_qp_init_attr_ex *attr)
 {
@@ -85,6 +98,8 @@ struct ibv_qp *sxu_create_qp_ex(struct ibv_context *context,
 		in.max_send_sge = attr->cap.max_send_sge;
 		in.max_recv_sge = attr->cap.max_recv_sge;
 		in.max_inline_data = attr->cap.max_inline_data;
+		if (sxu_want_sqpoll(context))
+			in.flags |= SXRC_CREATE_QP_SQPOLL;
 	}
 
 	ret = sxu_invoke(context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_CREATE,
@@ -106,6 +121,7 @@ struct ibv_qp *sxu_create_qp_ex(struct ibv_context *context,
 	qp->sq.no_lock = qp->rq.no_lock = pdom && pdom->td;
 
 	qp->sq_sig_all = in.sq_sig_all;
+	qp->sqpoll = in.flags & SXRC_CREATE_QP_SQPOLL;
 	qp->ibqp.context = context;
 	qp->ibqp.qp_context = attr->qp_context;
 	qp->ibqp.pd = attr->pd;

@@ -173,6 +173,13 @@ static inline uint32_t sxu_uring_flags(const struct sxu_uring *r)
 				    memory_order_relaxed);
 }
 
+/* SXRC_RING_POLL_*: the send ring of a polled QP (the caller fences). */
+static inline uint32_t sxu_uring_poll(const struct sxu_uring *r)
+{
+	return atomic_load_explicit(SXU_RING_IDX(&r->hdr->poll),
+				    memory_order_relaxed);
+}
+
 /**
  * struct sxu_cq - a completion queue
  * @ibcq: what the application holds (ibv_cq_ex begins with the same
@@ -187,6 +194,8 @@ static inline uint32_t sxu_uring_flags(const struct sxu_uring *r)
  * @no_lock: created on a parent domain with a thread domain
  * @pdom: the parent domain it was created on, or NULL
  * @custom_mem: this structure came from @pdom's allocator
+ * @sqpoll: created with SXRC_CREATE_QP_SQPOLL (SOFTXRC_SQPOLL=1): the
+ *	doorbell is rung only while the ring says SXRC_RING_POLL_WAKEUP
  */
 struct sxu_cq {
 	union {
@@ -247,6 +256,7 @@ struct sxu_qp {
 	int wr_err;
 	struct sxu_pd *pdom;
 	bool custom_mem;
+	bool sqpoll;
 };
 
 struct sxu_ah {
