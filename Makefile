@@ -74,14 +74,17 @@ bench: all
 demo: all
 	$(TOP)/tools/vm-run --kernel $(KVER) -- $(TOP)/tools/demo
 
+# The builds use every CPU: they are a good part of the run's time.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+
 check:
 	$(TOP)/tools/deps
-	$(MAKE) -C $(TOP) modules-all user selftests
+	$(MAKE) -C $(TOP) -j$(NPROC) modules-all user selftests
 	$(TOP)/tools/check
 
 check-debug:
 	$(TOP)/tools/deps
-	$(MAKE) -C $(TOP) user selftests
+	$(MAKE) -C $(TOP) -j$(NPROC) user selftests
 	$(TOP)/tools/check-debug
 
 # kernel/compat.h alone tests LINUX_VERSION_CODE, as an out-of-tree module
