@@ -2,7 +2,7 @@
 /*
  * softxrc: memory windows.
  *
- * A window is allocated here and bound by a BIND_MW WQE (engine.c).  Its
+ * A window is allocated here and bound by a BIND_MW WQE (requester.c).  Its
  * key lives in dev->mrs next to the MR keys, tagged SXRC_KEY_MW, so one
  * lookup serves any rkey a peer presents.  A bound window holds a users
  * count on its MR (dereg fails with EBUSY) and counts in mr->nmw (rereg
