@@ -113,47 +113,6 @@ static int raw_destroy(FIXTURE_DATA(sqpoll) *self, struct raw_qp *q)
 			 &in, sizeof(in), &out, sizeof(out));
 }
 
-static int raw_modify(int fd, uint32_t handle, struct sxrc_qp_attr *a,
-		      uint32_t mask)
-{
-	struct sxrc_modify_qp_in in = { .handle = handle, .attr_mask = mask,
-					.attr = *a };
-
-	return sxrc_call(fd, SXRC_OBJ_QP, SXRC_QP_MODIFY, &in, sizeof(in),
-			 NULL, 0);
-}
-
-static int raw_connect(int fd, struct raw_qp *q, uint32_t dqpn)
-{
-	struct sxrc_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				  .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-	int ret;
-
-	ret = raw_modify(fd, q->handle, &a, IBV_QP_STATE | IBV_QP_PORT |
-			 IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dqpn;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	ret = raw_modify(fd, q->handle, &a, IBV_QP_STATE | IBV_QP_AV |
-			 IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	return raw_modify(fd, q->handle, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 static int raw_state(int fd, struct raw_qp *q)
 {
 	struct sxrc_handle_in in = { .handle = q->handle };
@@ -219,7 +178,7 @@ static struct ibv_qp *raw_pair(FIXTURE_DATA(sqpoll) *self, struct raw_qp *a,
 	if (!b)
 		return NULL;
 	if (raw_qp(self, SXRC_CREATE_QP_SQPOLL, depth, a) ||
-	    raw_connect(self->ctx->cmd_fd, a, b->qp_num) ||
+	    sxrc_raw_rc_connect(self->ctx->cmd_fd, a->handle, b->qp_num) ||
 	    sxrc_rc_connect(b, a->qpn, IBV_ACCESS_REMOTE_WRITE)) {
 		ibv_destroy_qp(b);
 		return NULL;

@@ -93,6 +93,54 @@ static inline int sxrc_call(int fd, uint16_t obj, uint16_t method,
 	return ioctl(fd, SXRC_IOCTL_INVOKE, &hdr) ? -errno : 0;
 }
 
+/* Raw SXRC_QP_MODIFY of QP @handle: 0 or -errno. */
+static inline int sxrc_raw_modify_qp(int fd, uint32_t handle,
+				     const struct sxrc_qp_attr *a,
+				     uint32_t mask)
+{
+	struct sxrc_modify_qp_in in = { .handle = handle, .attr_mask = mask,
+					.attr = *a };
+
+	return sxrc_call(fd, SXRC_OBJ_QP, SXRC_QP_MODIFY, &in, sizeof(in),
+			 NULL, 0);
+}
+
+/*
+ * The raw RC QP @handle to RTS towards @dqpn (port 1, LID 1, remote
+ * write), without the library: 0 or -errno.
+ */
+static inline int sxrc_raw_rc_connect(int fd, uint32_t handle, uint32_t dqpn)
+{
+	struct sxrc_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				  .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	int ret;
+
+	ret = sxrc_raw_modify_qp(fd, handle, &a, IBV_QP_STATE | IBV_QP_PORT |
+				 IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_4096;
+	a.dest_qp_num = dqpn;
+	a.ah_attr.dlid = 1;
+	a.ah_attr.port_num = 1;
+	ret = sxrc_raw_modify_qp(fd, handle, &a, IBV_QP_STATE | IBV_QP_AV |
+				 IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				 IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	return sxrc_raw_modify_qp(fd, handle, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+				  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
 static inline int sxrc_pd_alloc(int fd, uint32_t *handle)
 {
 	struct sxrc_create_in in = { .user_cookie = 0x1234 };
