@@ -248,7 +248,7 @@ void sxrc_cursor_init(struct sxrc_cursor *c, struct sxrc_sgl *sgl,
  */
 bool sxrc_copy_aborted(struct sxrc_qp *qp)
 {
-	return fatal_signal_pending(current) || READ_ONCE(qp->dead);
+	return fatal_signal_pending(current) || (qp && READ_ONCE(qp->dead));
 }
 
 /* The element at the cursor, past those it is done with. */
@@ -441,4 +441,20 @@ int sxrc_copy_sgl(struct sxrc_sgl *dst, u64 skip, struct sxrc_sgl *src,
 	sxrc_cursor_init(&dc, dst, skip);
 	sxrc_cursor_init(&sc, src, 0);
 	return sxrc_copy(&dc, &sc, src->total, qp);
+}
+
+/*
+ * Copy @len bytes from @src, after @sskip of it, to @dst, after @dskip;
+ * both must hold them.  As sxrc_copy_sgl() otherwise.
+ */
+int sxrc_copy_range(struct sxrc_sgl *dst, u64 dskip, struct sxrc_sgl *src,
+		    u64 sskip, u64 len, struct sxrc_qp *qp)
+{
+	struct sxrc_cursor dc, sc;
+
+	if (!len)
+		return 0;
+	sxrc_cursor_init(&dc, dst, dskip);
+	sxrc_cursor_init(&sc, src, sskip);
+	return sxrc_copy(&dc, &sc, len, qp);
 }

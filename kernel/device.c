@@ -418,7 +418,34 @@ static struct dev_ext_attribute dev_attr_errors = {
 	(void *)SXRC_STAT_ERRORS
 };
 
+/* counters/wire_*: a link's packet counters (enum sxrc_wire_stat). */
+static ssize_t sxrc_wire_counter_show(struct device *d,
+				      struct device_attribute *attr, char *buf)
+{
+	struct dev_ext_attribute *ea =
+		container_of(attr, struct dev_ext_attribute, attr);
+	unsigned long stat = (unsigned long)ea->var;
+
+	return sysfs_emit(buf, "%lld\n",
+			  (long long)atomic64_read(&to_sxrc_dev(d)->wire_stats[stat]));
+}
+
+#define SXRC_WIRE_COUNTER(_name, _stat)					\
+static struct dev_ext_attribute dev_attr_##_name = {			\
+	__ATTR(_name, 0444, sxrc_wire_counter_show, NULL),		\
+	(void *)(_stat)							\
+}
+
+SXRC_WIRE_COUNTER(wire_tx_packets, SXRC_WIRE_TX);
+SXRC_WIRE_COUNTER(wire_rx_packets, SXRC_WIRE_RX);
+SXRC_WIRE_COUNTER(wire_rx_dropped, SXRC_WIRE_RX_DROPPED);
+SXRC_WIRE_COUNTER(wire_retransmits, SXRC_WIRE_RETRANSMITS);
+
 static struct attribute *sxrc_counter_attrs[] = {
+	&dev_attr_wire_tx_packets.attr.attr,
+	&dev_attr_wire_rx_packets.attr.attr,
+	&dev_attr_wire_rx_dropped.attr.attr,
+	&dev_attr_wire_retransmits.attr.attr,
 	&dev_attr_send_wqes.attr.attr,
 	&dev_attr_send_bytes.attr.attr,
 	&dev_attr_recv_wqes.attr.attr,

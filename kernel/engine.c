@@ -29,10 +29,11 @@
  * go and stop when the poster is killed or the QP destroyed.
  *
  * Locks, outermost first, as Documentation/design.rst ("Locks") lists
- * them: qp->sq_mutex (the requester's send queue), dev->mcast_lock (UD
- * multicast), xrcd->lock (an XRC receive QP's registrations, for its
- * events), the responder's rq_lock or srq->lock, mw->lock, mr->lock,
- * qp->lock, cq->lock, channel->lock, ctx->ev_lock, dev->users_lock.
+ * them: qp->sq_mutex (the requester's send queue), the wire responder's
+ * rs_mutex (wire.h), dev->mcast_lock (UD multicast), xrcd->lock (an XRC
+ * receive QP's registrations, for its events), the responder's rq_lock
+ * or srq->lock, mw->lock, mr->lock, qp->lock, cq->lock, channel->lock,
+ * ctx->ev_lock, dev->users_lock.
  * Nothing is held while a copy waits for others to leave an MR
  * (invalidation, unbinding a window).  An ODP region's odp_lock (two at
  * most, in address order) is held around one page of a copy and
@@ -124,11 +125,17 @@ static const u32 sxrc_rnr_usec[32] = {
 };
 
 /* The ack timeout: 4.096 us << timeout; 0 is "infinite", waited in 1 s steps. */
-static unsigned long sxrc_ack_timeout(u8 timeout)
+unsigned long sxrc_ack_timeout(u8 timeout)
 {
 	u64 usec = timeout ? 4096ULL << min_t(u8, timeout, 31) : 1000000000ULL;
 
 	return max_t(unsigned long, usecs_to_jiffies(div_u64(usec, 1000)), 1);
+}
+
+/* The responder's RNR NAK timer, in jiffies. */
+unsigned long sxrc_rnr_delay(u8 timer)
+{
+	return max_t(unsigned long, 1, usecs_to_jiffies(sxrc_rnr_usec[timer & 31]));
 }
 
 static void sxrc_reset_retries(struct sxrc_qp *qp)
@@ -186,7 +193,7 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 		}
 		if (state != SXRC_QPS_RTS || qp->stalled)
 			break;
-		pending = sxrc_ring_count(ring, sxrc_ring_prod(ring), qp->sq.cons);
+		pending = sxrc_ring_count(ring, sxrc_ring_prod(ring), qp->sq.next);
 		if (!pending)
 			break;
 		if (pending < 0) {
@@ -214,12 +221,19 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 			qp->scratch = s;
 		}
 
-		out = sxrc_wqe_execute(qp, sxrc_ring_slot(ring, qp->sq.cons),
+		out = sxrc_wqe_execute(qp, sxrc_ring_slot(ring, qp->sq.next),
 				       s, &res);
+		if (out == SXRC_WAIT_WINDOW)
+			break;	/* a response lets it go on (wire_req.c) */
 		wqes++;
 		bytes += res.byte_len;
 		if (out == SXRC_STOPPED)
 			break;	/* the WQE stays: its QP is going away */
+		if (out == SXRC_SENT) {
+			/* In flight: completed when acknowledged. */
+			qp->sq.next++;
+			continue;
+		}
 		cond_resched();
 		if (out == SXRC_WAIT_RNR) {
 			sxrc_count(qp, SXRC_STAT_RNR_RETRIES, 1);
@@ -259,6 +273,7 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 			sxrc_cq_post(qp->send_cq, &cqe);
 		}
 		qp->sq.cons++;
+		qp->sq.next = qp->sq.cons;
 		sxrc_ring_publish_cons(ring, qp->sq.cons);
 		sxrc_reset_retries(qp);
 		if (res.status != SXRC_WC_SUCCESS) {
@@ -268,6 +283,14 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 		sxrc_count(qp, SXRC_STAT_SEND_WQES, 1);
 		sxrc_count(qp, SXRC_STAT_SEND_BYTES, res.byte_len);
 	}
+}
+
+/* A response made room for more WQEs on the wire; sq_mutex is held. */
+void sxrc_sq_resume(struct sxrc_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_mutex);
+	if (!qp->stalled)
+		sxrc_sq_process(qp);
 }
 
 /*
@@ -345,4 +368,6 @@ void sxrc_qp_stop_engine(struct sxrc_qp *qp)
 	/* Wait for a doorbell still running on it. */
 	mutex_lock(&qp->sq_mutex);
 	mutex_unlock(&qp->sq_mutex);
+	/* Whoever arms the wire's timer saw the QP alive, under sq_mutex. */
+	sxrc_wire_qp_stop(qp);
 }

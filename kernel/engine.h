@@ -151,6 +151,8 @@ enum sxrc_outcome {
 	SXRC_WAIT_RNR,		/* retry after the responder's RNR timer */
 	SXRC_WAIT_LOST,		/* retry after the ack timeout */
 	SXRC_STOPPED,		/* poster killed or QP destroyed mid-copy */
+	SXRC_SENT,		/* on the wire: completes when acknowledged */
+	SXRC_WAIT_WINDOW,	/* wait for WQEs in flight to complete */
 };
 
 struct sxrc_result {
@@ -227,6 +229,8 @@ void *sxrc_cursor_map(struct sxrc_cursor *c, u32 *avail,
 void sxrc_cursor_unmap(void *addr, struct page *page);
 int sxrc_copy_sgl(struct sxrc_sgl *dst, u64 skip, struct sxrc_sgl *src,
 		  struct sxrc_qp *qp);
+int sxrc_copy_range(struct sxrc_sgl *dst, u64 dskip, struct sxrc_sgl *src,
+		    u64 sskip, u64 len, struct sxrc_qp *qp);
 
 /* responder.c */
 void sxrc_responder_error(struct sxrc_qp *dest, u32 event);
@@ -239,6 +243,10 @@ void sxrc_recv_done(struct sxrc_qp *dest, struct sxrc_scratch *s,
 		    struct sxrc_cqe *rcqe, u32 byte_len);
 int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
 		    struct sxrc_qp *qp, u32 key, struct sxrc_scratch *s);
+bool sxrc_can_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
+			 struct sxrc_qp *qp, u32 key);
+int sxrc_remote_range(struct sxrc_qp *dest, const struct sxrc_msg *m,
+		      struct sxrc_scratch *s, u32 access, u64 len);
 struct sxrc_srq *sxrc_xrc_srq_get(struct sxrc_dev *dev,
 				  struct sxrc_qp *dest, u32 srqn);
 enum sxrc_resp sxrc_resp_execute(struct sxrc_qp *dest,
@@ -246,7 +254,7 @@ enum sxrc_resp sxrc_resp_execute(struct sxrc_qp *dest,
 				 struct sxrc_scratch *s, u32 *status,
 				 bool *stopped);
 void sxrc_resp_nak(struct sxrc_qp *dest, u32 status);
-void sxrc_resp_datagram(struct sxrc_qp *dest, const struct sxrc_msg *m,
+bool sxrc_resp_datagram(struct sxrc_qp *dest, const struct sxrc_msg *m,
 			struct sxrc_scratch *s, u8 *grh);
 
 /**
@@ -277,6 +285,9 @@ bool sxrc_qp_set_error(struct sxrc_qp *qp);
 
 /* engine.c */
 extern struct workqueue_struct *sxrc_wq;
+unsigned long sxrc_ack_timeout(u8 timeout);
+unsigned long sxrc_rnr_delay(u8 timer);
+void sxrc_sq_resume(struct sxrc_qp *qp);
 void sxrc_count(struct sxrc_qp *qp, enum sxrc_stat stat, s64 n);
 struct sxrc_qp *sxrc_qp_lookup(struct sxrc_dev *dev, u32 qpn);
 bool sxrc_qp_can_receive(struct sxrc_qp *qp);

@@ -176,6 +176,20 @@ struct sxrc_dev *sxrc_dev_by_gid(const u8 *gid)
 	return NULL;
 }
 
+/* The link on @ndev, or NULL; RCU. */
+struct sxrc_dev *sxrc_dev_by_ndev(const struct net_device *ndev)
+{
+	struct sxrc_dev *dev;
+	u32 i;
+
+	for (i = 0; i < SXRC_MAX_DEVICES; i++) {
+		dev = rcu_dereference(sxrc_devs[i]);
+		if (dev && rcu_access_pointer(dev->ndev) == ndev)
+			return dev;
+	}
+	return NULL;
+}
+
 /* Device @index with a reference (sxrc_dev_put()), or NULL. */
 struct sxrc_dev *sxrc_dev_get(u32 index)
 {
@@ -262,16 +276,19 @@ struct sxrc_dev *sxrc_dev_add(u32 index, struct net_device *ndev)
 	INIT_LIST_HEAD(&dev->xrcds);
 	spin_lock_init(&dev->users_lock);
 	hash_init(dev->users);
-	if (ndev)
+	if (ndev) {
 		sxrc_link_init(dev, ndev);
+		ret = sxrc_wire_start(dev);
+		if (ret) {
+			sxrc_link_release(dev);
+			kfree(dev);
+			return ERR_PTR(ret);
+		}
+	}
 
 	ret = sxrc_sqpoll_start(dev);
-	if (ret) {
-		if (ndev)
-			sxrc_link_release(dev);
-		kfree(dev);
-		return ERR_PTR(ret);
-	}
+	if (ret)
+		goto err_link;
 
 	dev->misc.minor = MISC_DYNAMIC_MINOR;
 	dev->misc.name = dev->name;
@@ -285,16 +302,21 @@ struct sxrc_dev *sxrc_dev_add(u32 index, struct net_device *ndev)
 	ret = misc_register(&dev->misc);
 	if (ret) {
 		sxrc_sqpoll_stop(dev);
-		if (ndev)
-			sxrc_link_release(dev);
-		kfree(dev);
-		return ERR_PTR(ret);
+		goto err_link;
 	}
 	dev->debugfs = debugfs_create_dir(dev->name, sxrc_debugfs);
 	debugfs_create_file("users", 0400, dev->debugfs, dev,
 			    &sxrc_users_fops);
 	rcu_assign_pointer(sxrc_devs[index], dev);
 	return dev;
+
+err_link:
+	if (ndev) {
+		sxrc_link_release(dev);
+		sxrc_wire_stop(dev);
+	}
+	kfree(dev);
+	return ERR_PTR(ret);
 }
 
 /**
@@ -316,8 +338,11 @@ void sxrc_dev_remove(struct sxrc_dev *dev)
 	misc_deregister(&dev->misc);
 	debugfs_remove_recursive(dev->debugfs);
 	sxrc_sqpoll_stop(dev);
-	if (rcu_access_pointer(dev->ndev))
+	if (rcu_access_pointer(dev->ndev)) {
 		sxrc_link_release(dev);
+		/* No packet finds the device now: its queue empties. */
+		sxrc_wire_stop(dev);
+	}
 	if (xchg(&dev->port_state, SXRC_PORT_DOWN) == SXRC_PORT_ACTIVE)
 		sxrc_dev_event(dev, SXRC_EVENT_PORT_ERR, 1);
 	sxrc_dev_event(dev, SXRC_EVENT_DEVICE_FATAL, 1);

@@ -61,6 +61,7 @@ static void sxrc_wq_reset(struct sxrc_wq *wq)
 	hdr = sxrc_ring_hdr(wq->ring);
 	/* As sxrc_wq_flush(), without completing. */
 	wq->cons = sxrc_ring_prod(wq->ring);
+	wq->next = wq->cons;
 	WRITE_ONCE(hdr->flags, 0);
 	sxrc_ring_publish_cons(wq->ring, wq->cons);
 }
@@ -122,6 +123,7 @@ static void sxrc_qp_release(struct sxrc_obj *obj)
 		sxrc_obj_drop(&qp->pd->obj);
 	if (qp->xrcd)
 		sxrc_xrcd_put(qp->xrcd);
+	sxrc_wire_qp_free(qp);
 	kfree(qp->scratch);
 	/* QP numbers are looked up under RCU. */
 	kfree_rcu(qp, rcu);
@@ -587,6 +589,8 @@ int sxrc_qp_do_modify(struct sxrc_qp *qp, const struct sxrc_qp_attr *a,
 	spin_unlock(&qp->lock);
 
 	if (next == SXRC_QPS_RESET && cur != SXRC_QPS_RESET) {
+		sxrc_wire_qp_reset(qp);
+		sxrc_wire_resp_reset(qp);
 		sxrc_wq_reset(&qp->sq);
 		spin_lock(&qp->rq_lock);
 		sxrc_wq_reset(&qp->rq);

@@ -293,7 +293,10 @@ void sxrc_qp_flush_locked(struct sxrc_qp *qp)
 {
 	lockdep_assert_held(&qp->sq_mutex);
 	qp->stalled = false;
+	sxrc_wire_qp_reset(qp);
 	sxrc_wq_flush(qp, &qp->sq, qp->send_cq, true);
+	qp->sq.next = qp->sq.cons;
+	sxrc_wire_resp_flush(qp);
 	sxrc_rq_flush(qp);
 }
 

@@ -7,7 +7,7 @@
  */
 #include <linux/slab.h>
 
-#include "engine.h"
+#include "wire.h"
 #include "sxrc_trace.h"
 
 /* Packets a message of @len bytes takes at the requester's path MTU. */
@@ -262,12 +262,23 @@ static u32 sxrc_msg_build(struct sxrc_qp *qp, struct sxrc_scratch *s)
 }
 
 /*
- * The path a QP's messages take.  There is one today, the local copy;
- * a wire transport adds its own beside it (struct sxrc_path).
+ * The path a message takes: the local copy to a device of this host (by
+ * LID, or by any GID of a device), packets to any other address of a
+ * link.  Decided per message: a UD QP's destinations are per WQE.
  */
-static const struct sxrc_path *sxrc_qp_path(struct sxrc_qp *qp)
+static const struct sxrc_path *sxrc_qp_path(struct sxrc_qp *qp,
+					    const struct sxrc_msg *m)
 {
-	return &sxrc_local_path;
+	bool local;
+
+	if (!rcu_access_pointer(qp->obj.ctx->dev->ndev) || !m->ah.is_global ||
+	    (qp->type == SXRC_QPT_UD &&
+	     (m->dqpn & SXRC_MCAST_QPN) == SXRC_MCAST_QPN))
+		return &sxrc_local_path;
+	rcu_read_lock();
+	local = sxrc_dev_by_gid(m->ah.dgid);
+	rcu_read_unlock();
+	return local ? &sxrc_local_path : &sxrc_wire_path;
 }
 
 enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,
@@ -275,11 +286,22 @@ enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,
 				   struct sxrc_result *res)
 {
 	enum sxrc_outcome out = SXRC_DONE;
+	bool busy = sxrc_wire_busy(qp);
+	const struct sxrc_path *path;
 	u32 status;
 
 	memset(res, 0, sizeof(*res));
 	status = sxrc_wqe_prepare(qp, slot, s);
-	if (status) {
+	/*
+	 * Completions come in order: with WQEs in flight on the wire, one
+	 * that would complete right away (an error, a local operation, a
+	 * message by copy) waits for them, and so does a fenced one.
+	 */
+	if (busy && (status || s->wqe.opcode == SXRC_WR_LOCAL_INV ||
+		     s->wqe.opcode == SXRC_WR_BIND_MW ||
+		     (s->wqe.send_flags & SXRC_SEND_FENCE))) {
+		out = SXRC_WAIT_WINDOW;
+	} else if (status) {
 		res->status = status;
 	} else if (s->wqe.opcode == SXRC_WR_LOCAL_INV) {
 		res->status = sxrc_invalidate(qp->obj.ctx->dev, qp->pd, NULL,
@@ -289,10 +311,13 @@ enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,
 		res->status = sxrc_exec_bind(qp, s);
 	} else {
 		status = sxrc_msg_build(qp, s);
-		if (status)
+		path = status ? NULL : sxrc_qp_path(qp, &s->msg);
+		if (busy && path != &sxrc_wire_path)
+			out = SXRC_WAIT_WINDOW;
+		else if (status)
 			res->status = status;
 		else
-			out = sxrc_qp_path(qp)->deliver(qp, &s->msg, s, res);
+			out = path->deliver(qp, &s->msg, s, res);
 	}
 	sxrc_sgl_release(&s->local);
 	/*

@@ -122,8 +122,10 @@ enum sxrc_resp sxrc_recv_take(struct sxrc_qp *dest,
 				  sge->length, &s->peer.seg[s->peer.n])) {
 			sxrc_sgl_release(&s->peer);
 			sxrc_recv_error(dest, s, SXRC_WC_LOC_PROT_ERR);
-			if (ud)
+			if (ud) {
+				*status = SXRC_WC_LOC_PROT_ERR;
 				return SXRC_RESP_DROPPED;
+			}
 			goto fatal;
 		}
 		s->peer.total += sge->length;
@@ -132,8 +134,10 @@ enum sxrc_resp sxrc_recv_take(struct sxrc_qp *dest,
 	if (need > s->peer.total) {
 		sxrc_sgl_release(&s->peer);
 		sxrc_recv_error(dest, s, SXRC_WC_LOC_LEN_ERR);
-		if (ud)
+		if (ud) {
+			*status = SXRC_WC_LOC_LEN_ERR;
 			return SXRC_RESP_DROPPED;
+		}
 		sxrc_responder_error(dest, SXRC_EVENT_QP_REQ_ERR);
 		*status = SXRC_WC_REM_INV_REQ_ERR;
 		return rc ? SXRC_RESP_ERR : SXRC_RESP_DROPPED;
@@ -174,8 +178,8 @@ static bool sxrc_mw_can_invalidate(struct sxrc_mw *mw, struct sxrc_pd *pd,
 }
 
 /* Can the MR or window @key of @dev in @pd be invalidated? */
-static bool sxrc_can_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
-				struct sxrc_qp *qp, u32 key)
+bool sxrc_can_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
+			 struct sxrc_qp *qp, u32 key)
 {
 	struct sxrc_mr *mr = sxrc_mr_lookup(dev, key);
 	struct sxrc_mw *mw;
@@ -252,8 +256,8 @@ int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
 }
 
 /* Resolve the rkey range of an RDMA or atomic message into s->remote. */
-static int sxrc_remote_range(struct sxrc_qp *dest, const struct sxrc_msg *m,
-			     struct sxrc_scratch *s, u32 access, u64 len)
+int sxrc_remote_range(struct sxrc_qp *dest, const struct sxrc_msg *m,
+		      struct sxrc_scratch *s, u32 access, u64 len)
 {
 	struct sxrc_dev *dev = dest->obj.ctx->dev;
 	struct sxrc_mw *mw;
@@ -554,9 +558,10 @@ void sxrc_resp_nak(struct sxrc_qp *dest, u32 status)
 /*
  * A datagram for the UD QP @dest: taken only in a state that receives
  * and with its Q_Key; @grh (or NULL) fills the first 40 bytes of the
- * receive buffer.  Failures are silent, as UD's are.
+ * receive buffer.  Failures are silent, as UD's are.  Returns false
+ * when it did not reach a receive WQE: dropped without a trace.
  */
-void sxrc_resp_datagram(struct sxrc_qp *dest, const struct sxrc_msg *m,
+bool sxrc_resp_datagram(struct sxrc_qp *dest, const struct sxrc_msg *m,
 			struct sxrc_scratch *s, u8 *grh)
 {
 	struct sxrc_cqe rcqe = {
@@ -566,21 +571,22 @@ void sxrc_resp_datagram(struct sxrc_qp *dest, const struct sxrc_msg *m,
 		.sl = m->ah.sl,
 		.solicited = !!(m->flags & SXRC_MSG_SOLICITED),
 	};
-	u32 status;
+	u32 status = 0;
 	int ret = 0;
 
 	if (dest->type != SXRC_QPT_UD || !sxrc_qp_can_receive(dest) ||
 	    READ_ONCE(dest->attr.qkey) != m->qkey)
-		return;
+		return false;
 	if (grh)
 		rcqe.wc_flags |= SXRC_WC_GRH;
 	if (m->flags & SXRC_MSG_IMM) {
 		rcqe.wc_flags |= SXRC_WC_WITH_IMM;
 		rcqe.imm_data = m->imm_data;
 	}
+	/* A receive WQE taken and completed in error sets @status. */
 	if (sxrc_recv_take(dest, s, SXRC_GRH_SIZE + m->len, &status) !=
 	    SXRC_RESP_OK)
-		return;
+		return status != 0;
 	if (grh) {
 		struct sxrc_sgl hdr = { .n = 0 };
 
@@ -595,7 +601,8 @@ void sxrc_resp_datagram(struct sxrc_qp *dest, const struct sxrc_msg *m,
 		sxrc_sgl_release(&s->peer);
 		sxrc_recv_error(dest, s, s->peer.fault ? SXRC_WC_LOC_PROT_ERR :
 					 SXRC_WC_WR_FLUSH_ERR);
-		return;
+		return true;
 	}
 	sxrc_recv_done(dest, s, &rcqe, SXRC_GRH_SIZE + m->len);
+	return true;
 }

@@ -37,7 +37,7 @@
 #define SXRC_MAX_SGE		32
 #define SXRC_MAX_INLINE		512
 #define SXRC_MAX_CQE		BIT(20)
-#define SXRC_MAX_RD_ATOM	16
+#define SXRC_MAX_RD_ATOM	128
 #define SXRC_MAX_MCAST_GRP	256
 #define SXRC_MAX_MCAST_QP	256
 #define SXRC_QPN_MAX		((1U << 24) - 1)
@@ -102,6 +102,27 @@ enum sxrc_stat {
 
 struct sxrc_stats {
 	atomic64_t c[SXRC_NUM_STATS];
+};
+
+/**
+ * enum sxrc_wire_stat - a link's packet counters (sysfs counters/wire_*)
+ * @SXRC_WIRE_TX: packets sent
+ * @SXRC_WIRE_RX: packets received for the link
+ * @SXRC_WIRE_RX_DROPPED: of those, dropped without any effect: malformed,
+ *	bad ICRC, for no QP or one that does not take them (type, state,
+ *	source address, Q_Key, no receive WQE for a datagram), requests
+ *	UC drops, RC requests ahead of sequence once their NAK went,
+ *	duplicates that cannot be answered, responses no request awaits,
+ *	or the queue full
+ * @SXRC_WIRE_RETRANSMITS: times a requester went back to resend
+ * @SXRC_WIRE_NUM_STATS: how many
+ */
+enum sxrc_wire_stat {
+	SXRC_WIRE_TX,
+	SXRC_WIRE_RX,
+	SXRC_WIRE_RX_DROPPED,
+	SXRC_WIRE_RETRANSMITS,
+	SXRC_WIRE_NUM_STATS,
 };
 
 /**
@@ -209,6 +230,11 @@ struct sxrc_dev {
 	netdevice_tracker ndev_tracker;
 	u32 ndev_mtu;
 	struct sxrc_sqpoll sqpoll;
+	struct sk_buff_head wire_rxq;
+	struct work_struct wire_rx;
+	struct sxrc_wire_sock *wire_sock;
+	struct sxrc_scratch *wire_rs;
+	atomic64_t wire_stats[SXRC_WIRE_NUM_STATS];
 };
 
 /**
@@ -656,11 +682,14 @@ static inline struct sxrc_cq *to_sxrc_cq(struct sxrc_obj *obj)
  * struct sxrc_wq - a work queue: a ring the library produces into
  * @ring: the ring, NULL for the RQ of a QP on an SRQ
  * @cons: the kernel's own consumer index
+ * @next: a send queue's next WQE to execute: past @cons by the WQEs in
+ *	flight on the wire (wire_req.c), else equal to it
  * @max_sge: scatter/gather entries a WQE may carry
  */
 struct sxrc_wq {
 	struct sxrc_ring *ring;
 	u32 cons;
+	u32 next;
 	u32 max_sge;
 };
 
@@ -771,6 +800,7 @@ struct sxrc_qp {
 	bool sqpoll;
 	struct list_head sqpoll_entry;
 	u32 sqpoll_seen;
+	struct sxrc_wire_qp *wire;
 	struct rcu_head rcu;
 };
 
@@ -898,6 +928,7 @@ struct sxrc_dev *sxrc_dev_locked(u32 index);
 void sxrc_devs_lock(void);
 void sxrc_devs_unlock(void);
 struct sxrc_dev *sxrc_dev_by_gid(const u8 *gid);
+struct sxrc_dev *sxrc_dev_by_ndev(const struct net_device *ndev);
 struct sxrc_user *sxrc_user_get(struct sxrc_dev *dev, kuid_t uid);
 void sxrc_user_put(struct sxrc_user *user);
 struct sxrc_dev *sxrc_dev_by_lid(u16 lid);
@@ -1064,6 +1095,15 @@ int sxrc_engine_init(void);
 void sxrc_engine_exit(void);
 void sxrc_qp_init_engine(struct sxrc_qp *qp);
 void sxrc_qp_stop_engine(struct sxrc_qp *qp);
+
+/* wire.c, wire_req.c: RoCEv2 packets */
+int sxrc_wire_start(struct sxrc_dev *dev);
+void sxrc_wire_stop(struct sxrc_dev *dev);
+void sxrc_wire_qp_stop(struct sxrc_qp *qp);
+void sxrc_wire_qp_reset(struct sxrc_qp *qp);
+void sxrc_wire_qp_free(struct sxrc_qp *qp);
+void sxrc_wire_resp_flush(struct sxrc_qp *qp);
+void sxrc_wire_resp_reset(struct sxrc_qp *qp);
 int sxrc_sq_run(struct sxrc_qp *qp);
 void sxrc_sq_poll(struct sxrc_qp *qp);
 void sxrc_qp_kick(struct sxrc_qp *qp);

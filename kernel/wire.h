@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * softxrc: RoCEv2 packets (IBTA vol. 1 ch. 9, annex A17): what the wire
+ * transport (wire.c, wire_req.c, wire_resp.c) shares.  Headers are
+ * built and parsed with these offsets, big-endian, never through packed
+ * structures.
+ */
+#ifndef SXRC_WIRE_H
+#define SXRC_WIRE_H
+
+#include <linux/skbuff.h>
+
+#include "engine.h"
+
+#define SXRC_ROCE_PORT		4791
+
+/* Base and extended transport headers, in bytes. */
+#define SXRC_BTH_LEN		12
+#define SXRC_RETH_LEN		16
+#define SXRC_AETH_LEN		4
+#define SXRC_ATOMIC_LEN		28
+#define SXRC_ATOMIC_ACK_LEN	8
+#define SXRC_IMM_LEN		4
+#define SXRC_DETH_LEN		8
+#define SXRC_XRCETH_LEN		4
+#define SXRC_ICRC_LEN		4
+#define SXRC_HDR_MAX		(SXRC_BTH_LEN + SXRC_XRCETH_LEN + \
+				 SXRC_RETH_LEN + SXRC_ATOMIC_LEN + \
+				 SXRC_IMM_LEN + SXRC_AETH_LEN + \
+				 SXRC_ATOMIC_ACK_LEN)
+
+/* The transport of an opcode: its top three bits. */
+#define SXRC_TP_RC		0x00
+#define SXRC_TP_UC		0x20
+#define SXRC_TP_UD		0x60
+#define SXRC_TP_XRC		0xa0
+#define SXRC_TP_MASK		0xe0
+
+/* The operation: its low five bits. */
+enum sxrc_wire_op {
+	SXRC_OP_SEND_FIRST		= 0,
+	SXRC_OP_SEND_MIDDLE		= 1,
+	SXRC_OP_SEND_LAST		= 2,
+	SXRC_OP_SEND_LAST_IMM		= 3,
+	SXRC_OP_SEND_ONLY		= 4,
+	SXRC_OP_SEND_ONLY_IMM		= 5,
+	SXRC_OP_WRITE_FIRST		= 6,
+	SXRC_OP_WRITE_MIDDLE		= 7,
+	SXRC_OP_WRITE_LAST		= 8,
+	SXRC_OP_WRITE_LAST_IMM		= 9,
+	SXRC_OP_WRITE_ONLY		= 10,
+	SXRC_OP_WRITE_ONLY_IMM		= 11,
+	SXRC_OP_READ_REQ		= 12,
+	SXRC_OP_READ_RESP_FIRST		= 13,
+	SXRC_OP_READ_RESP_MIDDLE	= 14,
+	SXRC_OP_READ_RESP_LAST		= 15,
+	SXRC_OP_READ_RESP_ONLY		= 16,
+	SXRC_OP_ACK			= 17,
+	SXRC_OP_ATOMIC_ACK		= 18,
+	SXRC_OP_CMP_SWAP		= 19,
+	SXRC_OP_FETCH_ADD		= 20,
+	SXRC_OP_SEND_LAST_INV		= 22,
+	SXRC_OP_SEND_ONLY_INV		= 23,
+	SXRC_OP_NUM			= 24,
+};
+
+/* What an operation is and carries (sxrc_op_attr[] in wire.c). */
+#define SXRC_PA_VALID		BIT(0)
+#define SXRC_PA_FIRST		BIT(1)
+#define SXRC_PA_LAST		BIT(2)
+#define SXRC_PA_PAYLOAD		BIT(3)
+#define SXRC_PA_REQ		BIT(4)	/* to a responder */
+#define SXRC_PA_SEND		BIT(5)
+#define SXRC_PA_WRITE		BIT(6)
+#define SXRC_PA_READ		BIT(7)
+#define SXRC_PA_ATOMIC		BIT(8)
+#define SXRC_PA_RETH		BIT(9)
+#define SXRC_PA_IMM		BIT(10)
+#define SXRC_PA_IETH		BIT(11)
+#define SXRC_PA_AETH		BIT(12)
+#define SXRC_PA_ATOMIC_ACK	BIT(13)
+#define SXRC_PA_ATOMICETH	BIT(14)
+
+/* AETH syndromes (bits 7:5) and NAK codes. */
+#define SXRC_AETH_ACK		0x00
+#define SXRC_AETH_RNR		0x20
+#define SXRC_AETH_NAK		0x60
+#define SXRC_AETH_TYPE		0xe0
+#define SXRC_AETH_CREDITS	0x1f	/* "invalid credit count": unlimited */
+#define SXRC_NAK_PSN_SEQ	0
+#define SXRC_NAK_INV_REQ	1
+#define SXRC_NAK_REM_ACCESS	2
+#define SXRC_NAK_REM_OP		3
+
+#define SXRC_BTH_SE		0x80
+#define SXRC_BTH_ACKREQ		0x80000000U
+#define SXRC_PKEY_DEFAULT	0xffff
+
+/**
+ * struct sxrc_pkt - one packet parsed (receive) or to build (send)
+ * @opcode: the BTH opcode
+ * @attr: SXRC_PA_* of its operation
+ * @se: solicited event
+ * @ackreq: the requester asks for an acknowledgment
+ * @pad: bytes padding the payload to 4
+ * @dqpn: destination QP
+ * @psn: packet sequence number
+ * @qkey: DETH
+ * @sqpn: DETH: the sending QP
+ * @srqn: XRCETH
+ * @va: RETH, AtomicETH
+ * @rkey: RETH, AtomicETH
+ * @dmalen: RETH
+ * @swap: AtomicETH swap or add
+ * @cmp: AtomicETH compare
+ * @imm: ImmDt, or IETH's rkey
+ * @syndrome: AETH
+ * @msn: AETH
+ * @orig: AtomicAckETH
+ * @payload: the payload (receive), in the linear skb
+ * @paylen: its length, without the padding
+ * @sgid: the sender's address as a GID (receive)
+ * @dgid: the receiver's
+ * @ipv4: the packet is IPv4
+ * @nethdr: the IPv4 or IPv6 header (receive), for a UD receiver's GRH
+ */
+struct sxrc_pkt {
+	u8 opcode;
+	u16 attr;
+	bool se;
+	bool ackreq;
+	u8 pad;
+	u32 dqpn;
+	u32 psn;
+	u32 qkey;
+	u32 sqpn;
+	u32 srqn;
+	u64 va;
+	u32 rkey;
+	u32 dmalen;
+	u64 swap;
+	u64 cmp;
+	u32 imm;
+	u8 syndrome;
+	u32 msn;
+	u64 orig;
+	void *payload;
+	u32 paylen;
+	u8 sgid[16];
+	u8 dgid[16];
+	bool ipv4;
+	void *nethdr;
+};
+
+/* A requester's WQE on the wire, acknowledged or not yet. */
+struct sxrc_wire_wqe {
+	struct sxrc_msg msg;
+	struct sxrc_sgl sgl;
+	u64 wr_id;
+	u32 wc_opcode;
+	bool signaled;
+	u32 sent;		/* packets of it sent since (re)started */
+	u32 hwm;		/* most packets of it ever sent */
+	u32 acked;		/* packets acknowledged (SEND, WRITE) */
+	u64 got;		/* READ: reply bytes landed */
+	u32 got_pkts;		/* READ: reply packets landed */
+};
+
+#define SXRC_WIRE_WQES		32	/* WQEs in flight, at most */
+#define SXRC_WIRE_PKTS		64	/* packets unacknowledged, at most */
+#define SXRC_WIRE_ACK_EVERY	16	/* ask for an ACK this often */
+
+/**
+ * struct sxrc_wire_qp - a QP's state on the wire
+ * @wqe: the requester's WQEs in flight, a ring of SXRC_WIRE_WQES
+ * @head: oldest in flight (free-running)
+ * @tail: next free
+ * @nxt: the next PSN the requester sends
+ * @hold: RNR: nothing is sent until the timer runs out
+ * @resend_psn: with @hold, where to go back to then
+ * @rto: retransmission (and RNR) timer
+ * @sport: the UDP source port of its packets
+ * @qp: the QP (the timer's)
+ * @rs_mutex: the responder's part (@rs to @atomic_next): held by the
+ *	device's receive worker for each request packet, and by a flush
+ *	(the QP entering the error state) or a reset of the QP; taken
+ *	after qp->sq_mutex
+ * @rs: the responder's scratch: a multi-packet message's receive WQE
+ *	and remote range between its packets
+ * @in_op: SXRC_PA_SEND or SXRC_PA_WRITE while a message is half in
+ * @in_off: bytes of it in place
+ * @in_len: WRITE: the length its RETH announced
+ * @in_rwqe: a receive WQE is taken for it (rs->rwqe, rs->peer)
+ * @in_range: an rkey range is resolved for it (rs->remote)
+ * @msn: messages completed (AETH)
+ * @nak_sent: a PSN sequence NAK went out; not again before the PSN
+ *	it asked for arrives
+ * @atomics: the last atomics' original values, for duplicates
+ * @atomic_next: where the next goes
+ *
+ * The requester's part is under qp->sq_mutex; the responder's under
+ * @rs_mutex.
+ */
+struct sxrc_wire_qp {
+	struct sxrc_wire_wqe *wqe;
+	u32 head;
+	u32 tail;
+	u32 nxt;
+	bool hold;
+	u32 resend_psn;
+	struct delayed_work rto;
+	u16 sport;
+	struct sxrc_qp *qp;
+
+	struct mutex rs_mutex;	/* see above */
+	struct sxrc_scratch *rs;
+	u16 in_op;
+	u64 in_off;
+	u32 in_len;
+	bool in_rwqe;
+	bool in_range;
+	u32 msn;
+	bool nak_sent;
+	struct {
+		u32 psn;
+		u64 orig;
+		bool valid;
+	} atomics[SXRC_MAX_RD_ATOM];
+	u32 atomic_next;
+};
+
+static inline u32 sxrc_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & SXRC_PSN_MASK;
+}
+
+/* PSN order in a 24-bit window: a - b, sign-extended. */
+static inline s32 sxrc_psn_diff(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8) >> 8;
+}
+
+static inline u32 sxrc_mtu_bytes(u32 path_mtu)
+{
+	return path_mtu ? 128U << min(path_mtu, 5U) : 4096;
+}
+
+/*
+ * A received packet had no effect at all (nothing executed, completed or
+ * sent back): counters/wire_rx_dropped.
+ */
+static inline void sxrc_wire_drop(struct sxrc_dev *dev)
+{
+	atomic64_inc(&dev->wire_stats[SXRC_WIRE_RX_DROPPED]);
+}
+
+/* wire.c */
+extern const u16 sxrc_op_attr[SXRC_OP_NUM];
+u8 sxrc_wire_transport(u32 qp_type);
+u32 sxrc_wire_build(u8 *hdr, const struct sxrc_pkt *p);
+int sxrc_wire_xmit(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
+		   u16 sport, const u8 *hdr, u32 hlen, struct sxrc_sgl *src,
+		   u64 off, u32 len, struct sxrc_qp *qp);
+int sxrc_wire_xmit_buf(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
+		       u16 sport, const u8 *hdr, u32 hlen, void *buf,
+		       u32 len);
+struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp);
+
+/* wire_req.c */
+extern const struct sxrc_path sxrc_wire_path;
+bool sxrc_wire_busy(struct sxrc_qp *qp);
+void sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p);
+void sxrc_wire_rto_work(struct work_struct *work);
+
+/* wire_resp.c */
+void sxrc_wire_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
+		       struct sxrc_pkt *p);
+void sxrc_wire_datagram(struct sxrc_dev *dev, struct sxrc_pkt *p);
+void sxrc_wire_resp_release(struct sxrc_wire_qp *w);
+
+#endif /* SXRC_WIRE_H */

@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: the requester on the wire: the delivery path (struct
+ * sxrc_path) of a message whose destination is another host.
+ *
+ * UD and UC messages are sent and done.  An RC or XRC message joins the
+ * QP's WQEs in flight (at most SXRC_WIRE_WQES, their packets at most
+ * SXRC_WIRE_PKTS beyond the oldest unacknowledged one) and completes, in
+ * order, when its acknowledgment, READ response or atomic response
+ * arrives.  A NAK for a sequence error, or the ack timeout, goes back to
+ * the oldest packet not acknowledged and sends everything from there
+ * again (go-back-N), up to retry_cnt times; an RNR NAK holds the queue
+ * for the responder's RNR timer, up to rnr_retry times.
+ *
+ * All of it runs under qp->sq_mutex: the send queue loop (engine.c),
+ * the device's receive worker handing in responses, the retransmission
+ * timer.
+ */
+#include <linux/hash.h>
+#include <linux/slab.h>
+
+#include "wire.h"
+
+static struct sxrc_wire_wqe *sxrc_wire_slot(struct sxrc_wire_qp *w, u32 i)
+{
+	return &w->wqe[i % SXRC_WIRE_WQES];
+}
+
+/**
+ * sxrc_wire_qp_get - a QP's wire state, made on first use
+ * @qp: the QP
+ *
+ * Return: the state, or NULL if it could not be allocated.
+ */
+struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp)
+{
+	struct sxrc_wire_qp *w = READ_ONCE(qp->wire);
+
+	if (w)
+		return w;
+	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
+	if (!w)
+		return NULL;
+	w->wqe = kvcalloc(SXRC_WIRE_WQES, sizeof(*w->wqe), GFP_KERNEL_ACCOUNT);
+	w->rs = kzalloc(sizeof(*w->rs), GFP_KERNEL_ACCOUNT);
+	if (!w->wqe || !w->rs) {
+		kvfree(w->wqe);
+		kfree(w->rs);
+		kfree(w);
+		return NULL;
+	}
+	w->rs->qp = qp;
+	w->qp = qp;
+	/* RoCEv2 source ports spread flows over 0xc000-0xffff. */
+	w->sport = 0xc000 | hash_32(qp->qpn, 14);
+	INIT_DELAYED_WORK(&w->rto, sxrc_wire_rto_work);
+	mutex_init(&w->rs_mutex);
+	/* The send queue loop and the receive worker may race to it. */
+	if (cmpxchg(&qp->wire, NULL, w)) {
+		mutex_destroy(&w->rs_mutex);
+		kvfree(w->wqe);
+		kfree(w->rs);
+		kfree(w);
+	}
+	return qp->wire;
+}
+
+/* The QP is gone: no timer runs, no worker holds it (qp.c). */
+void sxrc_wire_qp_free(struct sxrc_qp *qp)
+{
+	struct sxrc_wire_qp *w = qp->wire;
+	u32 i;
+
+	if (!w)
+		return;
+	for (i = w->head; i != w->tail; i++)
+		sxrc_sgl_release(&sxrc_wire_slot(w, i)->sgl);
+	sxrc_wire_resp_release(w);
+	mutex_destroy(&w->rs_mutex);
+	kvfree(w->wqe);
+	kfree(w);
+	qp->wire = NULL;
+}
+
+/* Stop the timer of a QP being destroyed (after qp->dead is set). */
+void sxrc_wire_qp_stop(struct sxrc_qp *qp)
+{
+	if (qp->wire)
+		cancel_delayed_work_sync(&qp->wire->rto);
+}
+
+bool sxrc_wire_busy(struct sxrc_qp *qp)
+{
+	struct sxrc_wire_qp *w = qp->wire;
+
+	return w && w->head != w->tail;
+}
+
+/*
+ * The send queue is flushed or reset: the WQEs in flight are dropped
+ * (the flush completes them from the ring); sq_mutex is held.
+ */
+void sxrc_wire_qp_reset(struct sxrc_qp *qp)
+{
+	struct sxrc_wire_qp *w = qp->wire;
+
+	lockdep_assert_held(&qp->sq_mutex);
+	if (!w)
+		return;
+	for (; w->head != w->tail; w->head++)
+		sxrc_sgl_release(&sxrc_wire_slot(w, w->head)->sgl);
+	w->hold = false;
+	cancel_delayed_work(&w->rto);
+}
+
+/* Request packets a WQE sends: a READ or an atomic one. */
+static u32 sxrc_wire_req_pkts(const struct sxrc_wire_wqe *e)
+{
+	return e->msg.op == SXRC_MSG_SEND || e->msg.op == SXRC_MSG_WRITE ?
+	       e->msg.npkts : 1;
+}
+
+static bool sxrc_wire_has_reply(const struct sxrc_wire_wqe *e)
+{
+	return e->msg.op != SXRC_MSG_SEND && e->msg.op != SXRC_MSG_WRITE;
+}
+
+/* The first PSN of @e not acknowledged (or answered) yet. */
+static u32 sxrc_wire_wqe_una(const struct sxrc_wire_wqe *e)
+{
+	return sxrc_psn_add(e->msg.psn, sxrc_wire_has_reply(e) ? e->got_pkts :
+							       e->acked);
+}
+
+/*
+ * The PSN after the last one a response can carry now: past the packets
+ * of the youngest WQE sent so far (past all its replies, a READ's); the
+ * oldest unacknowledged PSN when nothing is sent.
+ */
+static u32 sxrc_wire_sent_end(struct sxrc_wire_qp *w)
+{
+	u32 i;
+
+	for (i = w->tail; i != w->head; i--) {
+		struct sxrc_wire_wqe *e = sxrc_wire_slot(w, i - 1);
+
+		if (e->hwm)
+			return sxrc_psn_add(e->msg.psn, sxrc_wire_has_reply(e) ?
+						   e->msg.npkts : e->hwm);
+	}
+	return sxrc_wire_wqe_una(sxrc_wire_slot(w, w->head));
+}
+
+static u8 sxrc_wire_send_op(const struct sxrc_msg *m, u32 i)
+{
+	bool first = !i, last = i == m->npkts - 1;
+	u8 base = m->op == SXRC_MSG_SEND ? SXRC_OP_SEND_FIRST :
+					   SXRC_OP_WRITE_FIRST;
+
+	if (!first && !last)
+		return base + 1;		/* MIDDLE */
+	if (m->op == SXRC_MSG_SEND && (m->flags & SXRC_MSG_INV))
+		return first ? SXRC_OP_SEND_ONLY_INV : SXRC_OP_SEND_LAST_INV;
+	if (first && last)
+		return base + ((m->flags & SXRC_MSG_IMM) ? 5 : 4);  /* ONLY */
+	if (first)
+		return base;
+	return base + ((m->flags & SXRC_MSG_IMM) ? 3 : 2);	    /* LAST */
+}
+
+/*
+ * Send request packet @i of the message @m (a SEND or WRITE: the i-th
+ * of its packets; a READ: its request from where the reply stands; an
+ * atomic) from @qp.  @una is the PSN of a READ's request.
+ */
+static int sxrc_wire_send_pkt(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
+			      struct sxrc_msg *m, u32 i, u64 got, u32 got_pkts)
+{
+	u32 mtu = sxrc_mtu_bytes(READ_ONCE(qp->attr.path_mtu));
+	struct sxrc_pkt p = {
+		.dqpn = m->dqpn,
+		.srqn = m->srqn,
+		.qkey = m->qkey,
+		.sqpn = qp->qpn,
+		.rkey = m->rkey,
+		.imm = m->imm_data,
+	};
+	u8 tp = sxrc_wire_transport(qp->type), hdr[SXRC_HDR_MAX];
+	u32 hlen, len = 0;
+	u64 off = 0;
+
+	switch (m->op) {
+	case SXRC_MSG_SEND:
+	case SXRC_MSG_WRITE:
+		p.opcode = tp | sxrc_wire_send_op(m, i);
+		p.psn = sxrc_psn_add(m->psn, i);
+		off = (u64)i * mtu;
+		len = min_t(u64, mtu, m->len - off);
+		p.va = m->remote_addr;
+		p.dmalen = m->len;
+		if (i == m->npkts - 1) {
+			p.ackreq = true;
+			p.se = m->flags & SXRC_MSG_SOLICITED;
+		}
+		if (i % SXRC_WIRE_ACK_EVERY == SXRC_WIRE_ACK_EVERY - 1)
+			p.ackreq = true;
+		break;
+	case SXRC_MSG_READ:
+		p.opcode = tp | SXRC_OP_READ_REQ;
+		p.psn = sxrc_psn_add(m->psn, got_pkts);
+		p.va = m->remote_addr + got;
+		p.dmalen = m->len - got;
+		p.ackreq = true;
+		break;
+	default:
+		p.opcode = tp | (m->op == SXRC_MSG_CMP_SWAP ? SXRC_OP_CMP_SWAP :
+							    SXRC_OP_FETCH_ADD);
+		p.psn = m->psn;
+		p.va = m->remote_addr;
+		p.swap = m->op == SXRC_MSG_CMP_SWAP ? m->swap : m->compare;
+		p.cmp = m->op == SXRC_MSG_CMP_SWAP ? m->compare : 0;
+		p.ackreq = true;
+		break;
+	}
+	hlen = sxrc_wire_build(hdr, &p);
+	return sxrc_wire_xmit(qp->obj.ctx->dev, &m->ah, w->sport, hdr, hlen,
+			      m->data, off, len, qp);
+}
+
+static void sxrc_wire_arm(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
+			  bool restart)
+{
+	unsigned long t = sxrc_ack_timeout(READ_ONCE(qp->attr.timeout));
+
+	if (restart)
+		mod_delayed_work(sxrc_wq, &w->rto, t);
+	else
+		queue_delayed_work(sxrc_wq, &w->rto, t);
+}
+
+/* Send what the window allows of the WQEs in flight; sq_mutex held. */
+static void sxrc_wire_push(struct sxrc_qp *qp, struct sxrc_wire_qp *w)
+{
+	u32 i, una;
+
+	if (w->hold || w->head == w->tail)
+		return;
+	una = sxrc_wire_wqe_una(sxrc_wire_slot(w, w->head));
+	for (i = w->head; i != w->tail; i++) {
+		struct sxrc_wire_wqe *e = sxrc_wire_slot(w, i);
+
+		while (e->sent < sxrc_wire_req_pkts(e)) {
+			u32 psn = sxrc_psn_add(e->msg.psn, e->sent);
+
+			if (sxrc_psn_diff(psn, una) >= SXRC_WIRE_PKTS)
+				goto out;
+			if (sxrc_wire_send_pkt(qp, w, &e->msg, e->sent, e->got,
+					       e->got_pkts) == -EINTR)
+				goto out;
+			e->sent++;
+			e->hwm = max(e->hwm, e->sent);
+		}
+	}
+out:
+	sxrc_wire_arm(qp, w, false);
+}
+
+/* Send everything from @psn again (go-back-N); sq_mutex held. */
+static void sxrc_wire_rewind(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
+			     u32 psn)
+{
+	u32 i;
+
+	for (i = w->head; i != w->tail; i++) {
+		struct sxrc_wire_wqe *e = sxrc_wire_slot(w, i);
+		s32 d = sxrc_psn_diff(psn, e->msg.psn);
+
+		if (sxrc_wire_has_reply(e) || d <= 0)
+			e->sent = 0;
+		else if (d < e->msg.npkts)
+			e->sent = d;
+	}
+	sxrc_count(qp, SXRC_STAT_RETRIES, 1);
+	atomic64_inc(&qp->obj.ctx->dev->wire_stats[SXRC_WIRE_RETRANSMITS]);
+}
+
+/* The oldest WQE in flight is done: its CQE, in order. */
+static void sxrc_wire_complete(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
+			       u32 status)
+{
+	struct sxrc_wire_wqe *e = sxrc_wire_slot(w, w->head);
+
+	/*
+	 * The slot is free before its completion is seen: a poster that
+	 * waits for one to post the next finds room (a queue of one).
+	 */
+	w->head++;
+	qp->sq.cons++;
+	sxrc_ring_publish_cons(qp->sq.ring, qp->sq.cons);
+	if (e->signaled || status != SXRC_WC_SUCCESS) {
+		struct sxrc_cqe cqe = {
+			.wr_id = e->wr_id,
+			.status = status,
+			.opcode = e->wc_opcode,
+			.byte_len = e->msg.len,
+			.qp_num = qp->qpn,
+		};
+
+		sxrc_cq_post(qp->send_cq, &cqe);
+	}
+	sxrc_sgl_release(&e->sgl);
+	if (status != SXRC_WC_SUCCESS) {
+		if (sxrc_qp_set_error(qp))
+			sxrc_obj_event(&qp->obj, SXRC_EVENT_QP_FATAL);
+		/* Flushes what is left, this state included. */
+		sxrc_qp_flush_locked(qp);
+		return;
+	}
+	sxrc_count(qp, SXRC_STAT_SEND_WQES, 1);
+	sxrc_count(qp, SXRC_STAT_SEND_BYTES, e->msg.len);
+}
+
+/*
+ * Complete the SENDs and WRITEs @psn acknowledges (all their packets at
+ * or before it), up to the first READ or atomic, which only its
+ * response completes.  Returns whether anything moved.
+ */
+static bool sxrc_wire_ack_upto(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
+			       u32 psn)
+{
+	bool moved = false;
+
+	while (w->head != w->tail) {
+		struct sxrc_wire_wqe *e = sxrc_wire_slot(w, w->head);
+		s32 d = sxrc_psn_diff(psn, e->msg.psn);
+
+		if (sxrc_wire_has_reply(e) || d < 0 || (u32)d >= e->hwm)
+			break;
+		if ((u32)d + 1 < e->msg.npkts) {
+			if (d + 1 > e->acked) {
+				e->acked = d + 1;
+				moved = true;
+			}
+			break;
+		}
+		sxrc_wire_complete(qp, w, SXRC_WC_SUCCESS);
+		moved = true;
+	}
+	return moved;
+}
+
+/* A NAK's code, as the requester's completion status. */
+static u32 sxrc_nak_status(u8 syndrome)
+{
+	switch (syndrome & 0x1f) {
+	case SXRC_NAK_INV_REQ:
+		return SXRC_WC_REM_INV_REQ_ERR;
+	case SXRC_NAK_REM_ACCESS:
+		return SXRC_WC_REM_ACCESS_ERR;
+	default:
+		return SXRC_WC_REM_OP_ERR;
+	}
+}
+
+/*
+ * An ACK or NAK; returns whether the requester moved on, and sets
+ * *@taken when it acted on it otherwise (an RNR wait, a go-back).
+ */
+static bool sxrc_wire_aeth(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
+			   struct sxrc_pkt *p, bool *taken)
+{
+	u8 type = p->syndrome & SXRC_AETH_TYPE;
+	bool moved;
+
+	if (type == SXRC_AETH_ACK)
+		return sxrc_wire_ack_upto(qp, w, p->psn);
+	moved = sxrc_wire_ack_upto(qp, w, sxrc_psn_add(p->psn, -1));
+	if (w->head == w->tail)
+		return moved;
+	if (sxrc_psn_diff(p->psn, sxrc_wire_wqe_una(sxrc_wire_slot(w, w->head))) < 0)
+		return moved;	/* old news */
+	switch (type) {
+	case SXRC_AETH_RNR:
+		*taken = true;
+		sxrc_count(qp, SXRC_STAT_RNR_RETRIES, 1);
+		if (qp->attr.rnr_retry != 7 && !qp->rnr_left--) {
+			sxrc_wire_complete(qp, w, SXRC_WC_RNR_RETRY_EXC_ERR);
+			return true;
+		}
+		w->hold = true;
+		w->resend_psn = p->psn;
+		mod_delayed_work(sxrc_wq, &w->rto,
+				 sxrc_rnr_delay(p->syndrome & 0x1f));
+		return moved;
+	case SXRC_AETH_NAK:
+		if ((p->syndrome & 0x1f) == SXRC_NAK_PSN_SEQ) {
+			sxrc_wire_rewind(qp, w, p->psn);
+			return true;
+		}
+		sxrc_wire_complete(qp, w, sxrc_nak_status(p->syndrome));
+		return true;
+	default:
+		return moved;
+	}
+}
+
+/* A READ response packet: its bytes land where the READ said. */
+static bool sxrc_wire_read_resp(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
+				struct sxrc_pkt *p)
+{
+	u32 mtu = sxrc_mtu_bytes(READ_ONCE(qp->attr.path_mtu));
+	bool moved = sxrc_wire_ack_upto(qp, w, sxrc_psn_add(p->psn, -1));
+	struct sxrc_wire_wqe *e;
+	struct sxrc_sgl src;
+	u64 left;
+	int ret;
+
+	if (w->head == w->tail)
+		return moved;
+	e = sxrc_wire_slot(w, w->head);
+	if (e->msg.op != SXRC_MSG_READ || !e->hwm ||
+	    p->psn != sxrc_wire_wqe_una(e))
+		return moved;	/* not the one awaited: dropped */
+	left = e->msg.len - e->got;
+	/* Every packet but the last a full MTU, and only the last ends it. */
+	if (!!(p->attr & SXRC_PA_FIRST) != !e->got_pkts ||
+	    p->paylen > left || p->paylen > mtu ||
+	    ((p->attr & SXRC_PA_LAST) ? p->paylen != left :
+					p->paylen != mtu || left <= mtu))
+		return moved;
+	sxrc_sgl_init(&src);
+	if (p->paylen)
+		sxrc_sgl_add_kbuf(&src, p->payload, p->paylen);
+	ret = sxrc_copy_range(&e->sgl, e->got, &src, 0, p->paylen, qp);
+	if (ret == -EFAULT) {
+		sxrc_wire_complete(qp, w, SXRC_WC_LOC_PROT_ERR);
+		return true;
+	}
+	if (ret)
+		return moved;
+	e->got += p->paylen;
+	e->got_pkts++;
+	if (p->attr & SXRC_PA_LAST)
+		sxrc_wire_complete(qp, w, SXRC_WC_SUCCESS);
+	return true;
+}
+
+/* An atomic's response: the original value lands in its 8 bytes. */
+static bool sxrc_wire_atomic_ack(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
+				 struct sxrc_pkt *p)
+{
+	bool moved = sxrc_wire_ack_upto(qp, w, sxrc_psn_add(p->psn, -1));
+	struct sxrc_sgl src = { .n = 0 };
+	struct sxrc_wire_wqe *e;
+	u64 orig = p->orig;
+	int ret;
+
+	if (w->head == w->tail)
+		return moved;
+	e = sxrc_wire_slot(w, w->head);
+	if (e->msg.op == SXRC_MSG_SEND || e->msg.op == SXRC_MSG_WRITE ||
+	    e->msg.op == SXRC_MSG_READ || !e->hwm || p->psn != e->msg.psn)
+		return moved;
+	sxrc_sgl_add_kbuf(&src, &orig, sizeof(orig));
+	ret = sxrc_copy_range(&e->sgl, 0, &src, 0, sizeof(orig), qp);
+	if (ret == -EINTR)
+		return moved;
+	sxrc_wire_complete(qp, w, ret ? SXRC_WC_LOC_PROT_ERR : SXRC_WC_SUCCESS);
+	return true;
+}
+
+/**
+ * sxrc_wire_response - an acknowledgment or response for a requester
+ * @qp: the QP it names (a reference)
+ * @p: the packet, checked
+ *
+ * Called by the device's receive worker.
+ */
+void sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p)
+{
+	struct sxrc_wire_qp *w = READ_ONCE(qp->wire);
+	u8 op = p->opcode & ~SXRC_TP_MASK;
+	bool moved = false, taken = false;
+	u32 state;
+
+	if (!w) {
+		sxrc_wire_drop(qp->obj.ctx->dev);
+		return;
+	}
+	mutex_lock(&qp->sq_mutex);
+	state = READ_ONCE(qp->attr.qp_state);
+	if (READ_ONCE(qp->dead) || w->head == w->tail ||
+	    (state != SXRC_QPS_RTS && state != SXRC_QPS_SQD))
+		goto out;
+	/* Only from the peer the QP is connected to. */
+	spin_lock(&qp->lock);
+	if (memcmp(qp->attr.ah_attr.dgid, p->sgid, sizeof(p->sgid)))
+		op = SXRC_OP_NUM;
+	spin_unlock(&qp->lock);
+	/*
+	 * A PSN past what was sent answers no request (a ghost): it neither
+	 * acknowledges what precedes it nor fails anything.
+	 */
+	if (sxrc_psn_diff(p->psn, sxrc_wire_sent_end(w)) >= 0)
+		op = SXRC_OP_NUM;
+
+	if (op == SXRC_OP_ACK)
+		moved = sxrc_wire_aeth(qp, w, p, &taken);
+	else if (op == SXRC_OP_ATOMIC_ACK)
+		moved = sxrc_wire_atomic_ack(qp, w, p);
+	else if (op >= SXRC_OP_READ_RESP_FIRST && op <= SXRC_OP_READ_RESP_ONLY)
+		moved = sxrc_wire_read_resp(qp, w, p);
+	if (!moved || READ_ONCE(qp->attr.qp_state) == SXRC_QPS_ERR)
+		goto out;
+	qp->retry_left = qp->attr.retry_cnt;
+	if (w->head == w->tail) {
+		cancel_delayed_work(&w->rto);
+	} else if (!w->hold) {
+		sxrc_wire_arm(qp, w, true);
+		sxrc_wire_push(qp, w);
+	}
+	/* Room in the window: the send queue goes on. */
+	sxrc_sq_resume(qp);
+out:
+	mutex_unlock(&qp->sq_mutex);
+	if (!moved && !taken)
+		sxrc_wire_drop(qp->obj.ctx->dev);
+}
+
+/* The ack timeout (or an RNR wait) ran out. */
+void sxrc_wire_rto_work(struct work_struct *work)
+{
+	struct sxrc_wire_qp *w = container_of(to_delayed_work(work),
+					      struct sxrc_wire_qp, rto);
+	struct sxrc_qp *qp = w->qp;
+	u32 state;
+
+	mutex_lock(&qp->sq_mutex);
+	state = READ_ONCE(qp->attr.qp_state);
+	if (READ_ONCE(qp->dead) || w->head == w->tail ||
+	    (state != SXRC_QPS_RTS && state != SXRC_QPS_SQD))
+		goto out;
+	if (w->hold) {
+		w->hold = false;
+		sxrc_wire_rewind(qp, w, w->resend_psn);
+	} else {
+		if (qp->attr.timeout && !qp->retry_left--) {
+			sxrc_wire_complete(qp, w, SXRC_WC_RETRY_EXC_ERR);
+			goto out;
+		}
+		sxrc_wire_rewind(qp, w,
+				 sxrc_wire_wqe_una(sxrc_wire_slot(w, w->head)));
+	}
+	sxrc_wire_arm(qp, w, true);
+	sxrc_wire_push(qp, w);
+out:
+	mutex_unlock(&qp->sq_mutex);
+}
+
+/* Send every packet of a UD or UC message now: nothing waits for them. */
+static void sxrc_wire_send_all(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
+			       struct sxrc_msg *m)
+{
+	u32 i;
+
+	for (i = 0; i < m->npkts; i++)
+		if (sxrc_wire_send_pkt(qp, w, m, i, 0, 0) == -EINTR)
+			break;
+}
+
+static enum sxrc_outcome sxrc_wire_deliver(struct sxrc_qp *qp,
+					   struct sxrc_msg *m,
+					   struct sxrc_scratch *s,
+					   struct sxrc_result *res)
+{
+	struct sxrc_wire_qp *w = sxrc_wire_qp_get(qp);
+	struct sxrc_wire_wqe *e;
+
+	if (!w)
+		return SXRC_WAIT_LOST;	/* no memory now: later */
+	res->status = SXRC_WC_SUCCESS;
+	res->byte_len = m->len;
+	if (qp->type == SXRC_QPT_UD) {
+		m->npkts = 1;
+		sxrc_wire_send_all(qp, w, m);
+		return SXRC_DONE;
+	}
+	spin_lock(&qp->lock);
+	qp->attr.sq_psn = sxrc_psn_add(m->psn, m->npkts);
+	spin_unlock(&qp->lock);
+	if (qp->type == SXRC_QPT_UC) {
+		sxrc_wire_send_all(qp, w, m);
+		return SXRC_DONE;
+	}
+
+	if (w->tail - w->head == SXRC_WIRE_WQES) {
+		spin_lock(&qp->lock);
+		qp->attr.sq_psn = m->psn;
+		spin_unlock(&qp->lock);
+		return SXRC_WAIT_WINDOW;
+	}
+	e = sxrc_wire_slot(w, w->tail);
+	memset(e, 0, sizeof(*e));
+	e->msg = *m;
+	/* The WQE's list (and its references) moves to the WQE in flight. */
+	e->sgl = *m->data;
+	e->msg.data = &e->sgl;
+	sxrc_sgl_init(m->data);
+	e->wr_id = s->wqe.wr_id;
+	e->wc_opcode = sxrc_wc_opcode(s->wqe.opcode);
+	e->signaled = qp->sq_sig_all ||
+		      (s->wqe.send_flags & SXRC_SEND_SIGNALED);
+	w->tail++;
+	sxrc_wire_push(qp, w);
+	return SXRC_SENT;
+}
+
+const struct sxrc_path sxrc_wire_path = {
+	.deliver = sxrc_wire_deliver,
+};

@@ -1,0 +1,668 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc: the responder on the wire: request packets for a QP of this
+ * host, taken in PSN order (RC, XRC) or followed (UC), executed with the
+ * responder's functions (responder.c), acknowledged, refused (NAK), or
+ * answered (READ and atomic responses).  A message of several packets
+ * keeps its receive WQE or rkey range in the QP's responder state
+ * (struct sxrc_wire_qp) from its first packet to its last.
+ *
+ * Runs in the device's receive worker (wire.c): one packet at a time
+ * for the whole device.  The responder state of a QP is also let go of
+ * when the QP enters the error state or goes back to RESET: the worker
+ * holds its rs_mutex for each request.
+ */
+#include "wire.h"
+
+/* What became of one request packet. */
+enum sxrc_wresp {
+	SXRC_WRESP_OK,		/* taken: the PSN moves on */
+	SXRC_WRESP_RNR,		/* no receive WQE: RNR NAK */
+	SXRC_WRESP_ERR,		/* refused: NAK (RC), dropped (UC) */
+	SXRC_WRESP_DROP,	/* dropped, the PSN moves on */
+};
+
+/* Answer the requester of @qp with headers only: ACK, RNR NAK, NAK. */
+static void sxrc_wresp_ack(struct sxrc_dev *dev, struct sxrc_qp *qp,
+			   struct sxrc_wire_qp *w, u8 opcode, u32 psn,
+			   u8 syndrome, u64 orig)
+{
+	struct sxrc_pkt a = {
+		.opcode = sxrc_wire_transport(qp->type) | opcode,
+		.psn = psn,
+		.syndrome = syndrome,
+		.msn = w->msn,
+		.orig = orig,
+	};
+	struct sxrc_ah_attr ah;
+	u8 hdr[SXRC_HDR_MAX];
+	u32 hlen;
+
+	spin_lock(&qp->lock);
+	ah = qp->attr.ah_attr;
+	a.dqpn = qp->attr.dest_qp_num;
+	spin_unlock(&qp->lock);
+	hlen = sxrc_wire_build(hdr, &a);
+	sxrc_wire_xmit_buf(dev, &ah, w->sport, hdr, hlen, NULL, 0);
+}
+
+static u8 sxrc_nak_code(u32 status)
+{
+	switch (status) {
+	case SXRC_WC_REM_ACCESS_ERR:
+		return SXRC_AETH_NAK | SXRC_NAK_REM_ACCESS;
+	case SXRC_WC_REM_INV_REQ_ERR:
+		return SXRC_AETH_NAK | SXRC_NAK_INV_REQ;
+	default:
+		return SXRC_AETH_NAK | SXRC_NAK_REM_OP;
+	}
+}
+
+/* A packet's payload as a list to copy from. */
+static void sxrc_pkt_sgl(struct sxrc_pkt *p, struct sxrc_sgl *sgl)
+{
+	sxrc_sgl_init(sgl);
+	if (p->paylen)
+		sxrc_sgl_add_kbuf(sgl, p->payload, p->paylen);
+}
+
+/*
+ * Give up the message half in: its receive WQE completes with @status
+ * (0: it is kept for the next message, as UC does after a loss).
+ */
+static void sxrc_wresp_abort(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
+			     u32 status)
+{
+	struct sxrc_scratch *s = w->rs;
+
+	if (w->in_rwqe && status) {
+		sxrc_sgl_release(&s->peer);
+		sxrc_recv_error(qp, s, status);
+		w->in_rwqe = false;
+	}
+	if (w->in_range) {
+		sxrc_sgl_release(&s->remote);
+		w->in_range = false;
+	}
+	if (s->xsrq && !w->in_rwqe) {
+		sxrc_obj_drop(&s->xsrq->obj);
+		s->xsrq = NULL;
+	}
+	w->in_op = 0;
+	w->in_off = 0;
+}
+
+/**
+ * sxrc_wire_resp_flush - @qp entered the error state
+ * @qp: the QP, its sq_mutex held
+ *
+ * The receive WQE of a message half in completes flushed, before the
+ * receive queue's (it is the oldest).
+ */
+void sxrc_wire_resp_flush(struct sxrc_qp *qp)
+{
+	struct sxrc_wire_qp *w = READ_ONCE(qp->wire);
+
+	lockdep_assert_held(&qp->sq_mutex);
+	if (!w)
+		return;
+	mutex_lock(&w->rs_mutex);
+	if (w->in_op || w->in_rwqe)
+		sxrc_wresp_abort(qp, w, SXRC_WC_WR_FLUSH_ERR);
+	mutex_unlock(&w->rs_mutex);
+}
+
+/**
+ * sxrc_wire_resp_reset - @qp went back to RESET
+ * @qp: the QP, its sq_mutex held
+ *
+ * A message half in goes, its receive WQE without a completion (as the
+ * receive queue's), and the next connection starts afresh.
+ */
+void sxrc_wire_resp_reset(struct sxrc_qp *qp)
+{
+	struct sxrc_wire_qp *w = READ_ONCE(qp->wire);
+
+	lockdep_assert_held(&qp->sq_mutex);
+	if (!w)
+		return;
+	mutex_lock(&w->rs_mutex);
+	if (w->in_rwqe) {
+		sxrc_sgl_release(&w->rs->peer);
+		w->in_rwqe = false;
+	}
+	sxrc_wresp_abort(qp, w, 0);
+	w->msn = 0;
+	w->nak_sent = false;
+	memset(w->atomics, 0, sizeof(w->atomics));
+	w->atomic_next = 0;
+	mutex_unlock(&w->rs_mutex);
+}
+
+/* The responder state's references, at the QP's end. */
+void sxrc_wire_resp_release(struct sxrc_wire_qp *w)
+{
+	struct sxrc_scratch *s = w->rs;
+
+	if (!s)
+		return;
+	if (w->in_rwqe)
+		sxrc_sgl_release(&s->peer);
+	if (w->in_range)
+		sxrc_sgl_release(&s->remote);
+	if (s->xsrq)
+		sxrc_obj_drop(&s->xsrq->obj);
+	kfree(s);
+	w->rs = NULL;
+}
+
+/* XRC: the SRQ the first packet of a message names, held to its end. */
+static int sxrc_wresp_xsrq(struct sxrc_dev *dev, struct sxrc_qp *qp,
+			   struct sxrc_pkt *p, u32 *status)
+{
+	struct sxrc_scratch *s = qp->wire->rs;
+
+	if (qp->type != SXRC_QPT_XRC_RECV || s->xsrq)
+		return 0;
+	s->xsrq = sxrc_xrc_srq_get(dev, qp, p->srqn);
+	if (!s->xsrq) {
+		*status = SXRC_WC_REM_INV_REQ_ERR;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A SEND packet: into the receive WQE its message took. */
+static enum sxrc_wresp sxrc_wresp_send(struct sxrc_dev *dev,
+				       struct sxrc_qp *qp,
+				       struct sxrc_pkt *p, u32 *status)
+{
+	struct sxrc_wire_qp *w = qp->wire;
+	struct sxrc_scratch *s = w->rs;
+	bool rc = sxrc_reliable(qp->type);
+	struct sxrc_cqe rcqe = {
+		.opcode = SXRC_WC_OP_RECV,
+		.solicited = p->se,
+	};
+	struct sxrc_sgl src;
+	enum sxrc_resp resp;
+	int ret;
+
+	if (p->attr & SXRC_PA_FIRST) {
+		if (sxrc_wresp_xsrq(dev, qp, p, status))
+			return SXRC_WRESP_ERR;
+		/*
+		 * Whatever stops the message here lets go of the XRC SRQ it
+		 * named: the next first packet names its own.
+		 */
+		if ((p->attr & SXRC_PA_IETH) &&
+		    !sxrc_can_invalidate(dev, sxrc_remote_pd(qp, s), qp,
+					 p->imm)) {
+			sxrc_wresp_abort(qp, w, 0);
+			*status = SXRC_WC_REM_INV_REQ_ERR;
+			return SXRC_WRESP_ERR;
+		}
+		if (!w->in_rwqe) {
+			resp = sxrc_recv_take(qp, s, p->paylen, status);
+			if (resp != SXRC_RESP_OK)
+				sxrc_wresp_abort(qp, w, 0);
+			if (resp == SXRC_RESP_RNR)
+				return SXRC_WRESP_RNR;
+			if (resp != SXRC_RESP_OK)
+				return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
+			w->in_rwqe = true;
+		}
+		w->in_op = SXRC_PA_SEND;
+		w->in_off = 0;
+	}
+	if (w->in_off + p->paylen > s->peer.total) {
+		sxrc_wresp_abort(qp, w, SXRC_WC_LOC_LEN_ERR);
+		sxrc_responder_error(qp, SXRC_EVENT_QP_REQ_ERR);
+		*status = SXRC_WC_REM_INV_REQ_ERR;
+		return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
+	}
+	sxrc_pkt_sgl(p, &src);
+	ret = sxrc_copy_range(&s->peer, w->in_off, &src, 0, p->paylen, qp);
+	if (ret) {
+		/* An ODP page gone, or the QP destroyed: as sxrc_resp_send(). */
+		sxrc_wresp_abort(qp, w, ret == -EFAULT ? SXRC_WC_LOC_PROT_ERR :
+					SXRC_WC_WR_FLUSH_ERR);
+		if (ret == -EFAULT)
+			sxrc_responder_error(qp, SXRC_EVENT_QP_FATAL);
+		*status = SXRC_WC_REM_OP_ERR;
+		return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
+	}
+	w->in_off += p->paylen;
+	if (!(p->attr & SXRC_PA_LAST))
+		return SXRC_WRESP_OK;
+
+	if (p->attr & SXRC_PA_IMM) {
+		rcqe.wc_flags = SXRC_WC_WITH_IMM;
+		rcqe.imm_data = p->imm;
+	} else if (p->attr & SXRC_PA_IETH) {
+		if (sxrc_invalidate(dev, sxrc_remote_pd(qp, s), qp, p->imm,
+				    s)) {
+			sxrc_wresp_abort(qp, w, SXRC_WC_LOC_QP_OP_ERR);
+			*status = SXRC_WC_REM_INV_REQ_ERR;
+			return SXRC_WRESP_ERR;
+		}
+		rcqe.wc_flags = SXRC_WC_WITH_INV;
+		rcqe.imm_data = p->imm;
+		if (s->inv_umem) {
+			sxrc_umem_quiesce(s->inv_umem);
+			sxrc_umem_put(s->inv_umem);
+			s->inv_umem = NULL;
+		}
+	}
+	sxrc_recv_done(qp, s, &rcqe, w->in_off);
+	w->in_rwqe = false;
+	sxrc_wresp_abort(qp, w, 0);
+	w->msn++;
+	return SXRC_WRESP_OK;
+}
+
+/* An RDMA WRITE packet: into the range its first packet's RETH named. */
+static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
+					struct sxrc_qp *qp,
+					struct sxrc_pkt *p, u32 *status)
+{
+	struct sxrc_wire_qp *w = qp->wire;
+	struct sxrc_scratch *s = w->rs;
+	bool rc = sxrc_reliable(qp->type);
+	struct sxrc_cqe rcqe = {
+		.opcode = SXRC_WC_OP_RECV_RDMA_WITH_IMM,
+		.wc_flags = SXRC_WC_WITH_IMM,
+		.imm_data = p->imm,
+		.solicited = p->se,
+	};
+	struct sxrc_sgl src;
+	enum sxrc_resp resp;
+	int ret;
+
+	if (p->attr & SXRC_PA_FIRST) {
+		struct sxrc_msg m = {
+			.rkey = p->rkey,
+			.remote_addr = p->va,
+		};
+
+		if (sxrc_wresp_xsrq(dev, qp, p, status))
+			return SXRC_WRESP_ERR;
+		if (sxrc_remote_range(qp, &m, s, SXRC_ACCESS_REMOTE_WRITE,
+				      p->dmalen)) {
+			sxrc_wresp_abort(qp, w, 0);
+			*status = SXRC_WC_REM_ACCESS_ERR;
+			return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
+		}
+		w->in_range = true;
+		w->in_op = SXRC_PA_WRITE;
+		w->in_off = 0;
+		w->in_len = p->dmalen;
+	}
+	if (w->in_off + p->paylen > w->in_len ||
+	    ((p->attr & SXRC_PA_LAST) &&
+	     w->in_off + p->paylen != w->in_len)) {
+		sxrc_wresp_abort(qp, w, 0);
+		*status = SXRC_WC_REM_INV_REQ_ERR;
+		return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
+	}
+	/*
+	 * The immediate needs a receive WQE, taken before the data lands.
+	 * Without one, the packet comes again: a WRITE_ONLY as a first
+	 * packet, so its message has not begun.
+	 */
+	if ((p->attr & SXRC_PA_IMM) && !w->in_rwqe) {
+		resp = sxrc_recv_take(qp, s, 0, status);
+		if (resp == SXRC_RESP_RNR) {
+			if (p->attr & SXRC_PA_FIRST)
+				sxrc_wresp_abort(qp, w, 0);
+			return SXRC_WRESP_RNR;
+		}
+		if (resp != SXRC_RESP_OK) {
+			sxrc_wresp_abort(qp, w, 0);
+			return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
+		}
+		w->in_rwqe = true;
+	}
+	sxrc_pkt_sgl(p, &src);
+	ret = sxrc_copy_range(&s->remote, w->in_off, &src, 0, p->paylen, qp);
+	if (ret) {
+		sxrc_wresp_abort(qp, w, SXRC_WC_WR_FLUSH_ERR);
+		*status = SXRC_WC_REM_ACCESS_ERR;
+		return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
+	}
+	w->in_off += p->paylen;
+	if (!(p->attr & SXRC_PA_LAST))
+		return SXRC_WRESP_OK;
+	if (p->attr & SXRC_PA_IMM) {
+		sxrc_recv_done(qp, s, &rcqe, w->in_len);
+		w->in_rwqe = false;
+	}
+	sxrc_wresp_abort(qp, w, 0);
+	w->msn++;
+	return SXRC_WRESP_OK;
+}
+
+/*
+ * An RDMA READ request: the range is read and sent back in response
+ * packets from @p's PSN on (a duplicate is executed again, from where
+ * the requester asks).  Returns the packets it took.
+ */
+static enum sxrc_wresp sxrc_wresp_read(struct sxrc_dev *dev,
+				       struct sxrc_qp *qp,
+				       struct sxrc_pkt *p, u32 *status,
+				       u32 *npkts)
+{
+	struct sxrc_wire_qp *w = qp->wire;
+	struct sxrc_scratch *s = w->rs;
+	struct sxrc_msg m = {
+		.op = SXRC_MSG_READ,
+		.rkey = p->rkey,
+		.remote_addr = p->va,
+		.len = p->dmalen,
+		.srqn = p->srqn,
+	};
+	struct sxrc_pkt r = {
+		.syndrome = SXRC_AETH_ACK | SXRC_AETH_CREDITS,
+	};
+	u32 mtu, i, n, hlen, len;
+	struct sxrc_ah_attr ah;
+	u8 hdr[SXRC_HDR_MAX];
+	bool stopped = false;
+
+	if (sxrc_resp_execute(qp, &m, s, status, &stopped) != SXRC_RESP_OK)
+		return SXRC_WRESP_ERR;
+	spin_lock(&qp->lock);
+	ah = qp->attr.ah_attr;
+	r.dqpn = qp->attr.dest_qp_num;
+	mtu = sxrc_mtu_bytes(qp->attr.path_mtu);
+	spin_unlock(&qp->lock);
+	n = max_t(u32, 1, DIV_ROUND_UP(p->dmalen, mtu));
+	r.msn = w->msn + 1;
+	for (i = 0; i < n; i++) {
+		u8 op;
+
+		if (n == 1)
+			op = SXRC_OP_READ_RESP_ONLY;
+		else if (!i)
+			op = SXRC_OP_READ_RESP_FIRST;
+		else if (i == n - 1)
+			op = SXRC_OP_READ_RESP_LAST;
+		else
+			op = SXRC_OP_READ_RESP_MIDDLE;
+		r.opcode = sxrc_wire_transport(qp->type) | op;
+		r.psn = sxrc_psn_add(p->psn, i);
+		hlen = sxrc_wire_build(hdr, &r);
+		len = min_t(u32, mtu, p->dmalen - i * mtu);
+		if (sxrc_wire_xmit(dev, &ah, w->sport, hdr, hlen, &s->remote,
+				   (u64)i * mtu, len, qp) == -EINTR)
+			break;
+	}
+	sxrc_sgl_release(&s->remote);
+	*npkts = n;
+	return SXRC_WRESP_OK;
+}
+
+/* An atomic: executed once; its original value kept for a duplicate. */
+static enum sxrc_wresp sxrc_wresp_atomic(struct sxrc_dev *dev,
+					 struct sxrc_qp *qp,
+					 struct sxrc_pkt *p, u32 *status)
+{
+	struct sxrc_wire_qp *w = qp->wire;
+	struct sxrc_scratch *s = w->rs;
+	bool cas = (p->opcode & ~SXRC_TP_MASK) == SXRC_OP_CMP_SWAP;
+	struct sxrc_msg m = {
+		.op = cas ? SXRC_MSG_CMP_SWAP : SXRC_MSG_FETCH_ADD,
+		.rkey = p->rkey,
+		.remote_addr = p->va,
+		.compare = cas ? p->cmp : p->swap,
+		.swap = p->swap,
+		.len = 8,
+		.srqn = p->srqn,
+	};
+	bool stopped = false;
+	u32 slot;
+
+	if (sxrc_resp_execute(qp, &m, s, status, &stopped) != SXRC_RESP_OK)
+		return SXRC_WRESP_ERR;
+	if (stopped)
+		return SXRC_WRESP_DROP;
+	slot = w->atomic_next++ % SXRC_MAX_RD_ATOM;
+	w->atomics[slot].psn = p->psn;
+	w->atomics[slot].orig = s->orig;
+	w->atomics[slot].valid = true;
+	w->msn++;
+	sxrc_wresp_ack(dev, qp, w, SXRC_OP_ATOMIC_ACK, p->psn,
+		       SXRC_AETH_ACK | SXRC_AETH_CREDITS, s->orig);
+	return SXRC_WRESP_OK;
+}
+
+/*
+ * A request already taken (RC): acknowledge or answer it again.
+ * Returns false when there is no answer to give.
+ */
+static bool sxrc_wresp_duplicate(struct sxrc_dev *dev, struct sxrc_qp *qp,
+				 struct sxrc_pkt *p, u32 epsn)
+{
+	struct sxrc_wire_qp *w = qp->wire;
+	bool answered = false;
+	u32 status, n, i;
+
+	/* Its range would take the place of the message half in. */
+	if (w->in_op && (p->attr & (SXRC_PA_READ | SXRC_PA_ATOMIC)))
+		return false;
+	if (p->attr & SXRC_PA_READ)
+		return sxrc_wresp_read(dev, qp, p, &status, &n) ==
+		       SXRC_WRESP_OK;
+	if (p->attr & SXRC_PA_ATOMIC) {
+		for (i = 0; i < SXRC_MAX_RD_ATOM; i++) {
+			if (!w->atomics[i].valid || w->atomics[i].psn != p->psn)
+				continue;
+			sxrc_wresp_ack(dev, qp, w, SXRC_OP_ATOMIC_ACK, p->psn,
+				       SXRC_AETH_ACK | SXRC_AETH_CREDITS,
+				       w->atomics[i].orig);
+			answered = true;
+		}
+		return answered;
+	}
+	/* C9-105: a duplicate SEND or WRITE is acknowledged again. */
+	sxrc_wresp_ack(dev, qp, w, SXRC_OP_ACK, sxrc_psn_add(epsn, -1),
+		       SXRC_AETH_ACK | SXRC_AETH_CREDITS, 0);
+	return true;
+}
+
+/*
+ * Does @qp take a request from @p's sender?  *@receiving: it is in a
+ * state that receives at all.
+ */
+static bool sxrc_wresp_accepts(struct sxrc_qp *qp, struct sxrc_pkt *p,
+			       u32 *epsn, bool *receiving)
+{
+	bool ok;
+
+	spin_lock(&qp->lock);
+	*receiving = sxrc_qp_can_receive(qp);
+	ok = *receiving &&
+	     !memcmp(qp->attr.ah_attr.dgid, p->sgid, sizeof(p->sgid));
+	*epsn = qp->attr.rq_psn;
+	spin_unlock(&qp->lock);
+	return ok;
+}
+
+static void sxrc_wresp_set_epsn(struct sxrc_qp *qp, u32 psn)
+{
+	spin_lock(&qp->lock);
+	qp->attr.rq_psn = psn;
+	spin_unlock(&qp->lock);
+}
+
+/* A request packet for @qp, under w->rs_mutex. */
+static void sxrc_wresp_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
+			       struct sxrc_wire_qp *w, struct sxrc_pkt *p)
+{
+	bool rc = sxrc_reliable(qp->type), receiving;
+	enum sxrc_wresp res = SXRC_WRESP_DROP;
+	u32 epsn, status = 0, n = 1;
+	s32 d;
+
+	if (!sxrc_wresp_accepts(qp, p, &epsn, &receiving)) {
+		/*
+		 * A QP that left the receiving states lets go of its message;
+		 * another host's packet leaves it alone.
+		 */
+		if (!receiving && (w->in_op || w->in_rwqe))
+			sxrc_wresp_abort(qp, w, SXRC_WC_WR_FLUSH_ERR);
+		goto drop;
+	}
+	d = sxrc_psn_diff(p->psn, epsn);
+	if (rc && d < 0) {
+		if (!sxrc_wresp_duplicate(dev, qp, p, epsn))
+			goto drop;
+		return;
+	}
+	if (rc && d > 0) {
+		/* Packets went missing: ask for them, once. */
+		if (w->nak_sent)
+			goto drop;
+		sxrc_wresp_ack(dev, qp, w, SXRC_OP_ACK, epsn,
+			       SXRC_AETH_NAK | SXRC_NAK_PSN_SEQ, 0);
+		w->nak_sent = true;
+		return;
+	}
+	if (!rc && d) {
+		/* UC: the message half in is lost; its WQE waits for the next. */
+		sxrc_wresp_abort(qp, w, 0);
+		if (!(p->attr & SXRC_PA_FIRST)) {
+			sxrc_wresp_set_epsn(qp, sxrc_psn_add(p->psn, 1));
+			goto drop;
+		}
+	}
+	w->nak_sent = false;
+
+	/* A packet continues the message half in, or starts one. */
+	if (w->in_op ? !(p->attr & w->in_op) || (p->attr & SXRC_PA_FIRST) :
+		       !(p->attr & SXRC_PA_FIRST)) {
+		if (!rc) {
+			sxrc_wresp_abort(qp, w, 0);
+			sxrc_wresp_set_epsn(qp, sxrc_psn_add(p->psn, 1));
+			goto drop;
+		}
+		sxrc_wresp_abort(qp, w, SXRC_WC_LOC_QP_OP_ERR);
+		status = SXRC_WC_REM_INV_REQ_ERR;
+		res = SXRC_WRESP_ERR;
+	} else if (p->attr & SXRC_PA_SEND) {
+		res = sxrc_wresp_send(dev, qp, p, &status);
+	} else if (p->attr & SXRC_PA_WRITE) {
+		res = sxrc_wresp_write(dev, qp, p, &status);
+	} else if (p->attr & SXRC_PA_READ) {
+		res = sxrc_wresp_read(dev, qp, p, &status, &n);
+		if (res == SXRC_WRESP_OK)
+			w->msn++;
+	} else if (p->attr & SXRC_PA_ATOMIC) {
+		res = sxrc_wresp_atomic(dev, qp, p, &status);
+	}
+
+	switch (res) {
+	case SXRC_WRESP_OK:
+	case SXRC_WRESP_DROP:
+		sxrc_wresp_set_epsn(qp, sxrc_psn_add(p->psn, n));
+		if (res == SXRC_WRESP_DROP)
+			sxrc_wire_drop(dev);
+		else if (rc && p->ackreq &&
+			 !(p->attr & (SXRC_PA_READ | SXRC_PA_ATOMIC)))
+			sxrc_wresp_ack(dev, qp, w, SXRC_OP_ACK, p->psn,
+				       SXRC_AETH_ACK | SXRC_AETH_CREDITS, 0);
+		break;
+	case SXRC_WRESP_RNR:
+		if (rc)
+			sxrc_wresp_ack(dev, qp, w, SXRC_OP_ACK, p->psn,
+				       SXRC_AETH_RNR |
+				       (READ_ONCE(qp->attr.min_rnr_timer) & 31),
+				       0);
+		break;
+	case SXRC_WRESP_ERR:
+		if (!rc) {
+			sxrc_wresp_set_epsn(qp, sxrc_psn_add(p->psn, 1));
+			sxrc_wire_drop(dev);
+			break;
+		}
+		sxrc_wresp_ack(dev, qp, w, SXRC_OP_ACK, p->psn,
+			       sxrc_nak_code(status), 0);
+		sxrc_resp_nak(qp, status);
+		break;
+	}
+	return;
+drop:
+	sxrc_wire_drop(dev);
+}
+
+/**
+ * sxrc_wire_request - a request packet for a connected QP of @dev
+ * @dev: the device it arrived on
+ * @qp: the QP it names (a reference), of the type its transport fits
+ * @p: the packet, checked
+ */
+void sxrc_wire_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
+		       struct sxrc_pkt *p)
+{
+	struct sxrc_wire_qp *w = sxrc_wire_qp_get(qp);
+
+	if (!w) {
+		sxrc_wire_drop(dev);
+		return;
+	}
+	mutex_lock(&w->rs_mutex);
+	sxrc_wresp_request(dev, qp, w, p);
+	mutex_unlock(&w->rs_mutex);
+}
+
+/**
+ * sxrc_wire_datagram - a UD packet for @dev
+ * @dev: the device it arrived on
+ * @p: the packet, checked
+ *
+ * Delivered as a local datagram is, with the packet's IPv6 header in
+ * the 40 bytes a receiver's buffer keeps for a GRH, or its IPv4 header
+ * in their last 20 (as RoCEv2 devices do); dropped silently (and
+ * counted) when it reaches no receive WQE.
+ */
+void sxrc_wire_datagram(struct sxrc_dev *dev, struct sxrc_pkt *p)
+{
+	struct sxrc_scratch *s = dev->wire_rs;
+	struct sxrc_msg m = {
+		.op = SXRC_MSG_SEND,
+		.imm_data = p->imm,
+		.src_qpn = p->sqpn,
+		.len = p->paylen,
+		.qkey = p->qkey,
+	};
+	struct sxrc_qp *dest;
+	struct sxrc_sgl src;
+	u8 grh[SXRC_GRH_SIZE];
+	bool taken;
+
+	if (p->dqpn == SXRC_MCAST_QPN || !s)
+		goto drop;
+	dest = sxrc_qp_lookup(dev, p->dqpn);
+	if (!dest)
+		goto drop;
+	if (p->attr & SXRC_PA_IMM)
+		m.flags |= SXRC_MSG_IMM;
+	if (p->se)
+		m.flags |= SXRC_MSG_SOLICITED;
+	sxrc_pkt_sgl(p, &src);
+	m.data = &src;
+	if (p->ipv4) {
+		memset(grh, 0, 20);
+		memcpy(grh + 20, p->nethdr, 20);
+	} else {
+		memcpy(grh, p->nethdr, SXRC_GRH_SIZE);
+	}
+	s->qp = dest;
+	taken = sxrc_resp_datagram(dest, &m, s, grh);
+	s->qp = NULL;
+	sxrc_obj_drop(&dest->obj);
+	if (taken)
+		return;
+drop:
+	sxrc_wire_drop(dev);
+}
