@@ -508,17 +508,17 @@ TEST_F(qp, attribute_values)
 		{ IBV_QPS_INIT, IBV_QPS_RTR, IBV_QP_DEST_QPN, 1 << 24,
 		  (1 << 24) - 1 },
 		{ IBV_QPS_INIT, IBV_QPS_RTR, IBV_QP_MIN_RNR_TIMER, 32, 31 },
-		{ IBV_QPS_INIT, IBV_QPS_RTR, IBV_QP_MAX_DEST_RD_ATOMIC, 17,
-		  16 },
+		{ IBV_QPS_INIT, IBV_QPS_RTR, IBV_QP_MAX_DEST_RD_ATOMIC, 129,
+		  128 },
 		{ IBV_QPS_INIT, IBV_QPS_RTR, IBV_QP_AV, 2, 1 },
 		{ IBV_QPS_RTR, IBV_QPS_RTS, IBV_QP_TIMEOUT, 32, 31 },
 		{ IBV_QPS_RTR, IBV_QPS_RTS, IBV_QP_RETRY_CNT, 8, 7 },
 		{ IBV_QPS_RTR, IBV_QPS_RTS, IBV_QP_RNR_RETRY, 8, 7 },
-		{ IBV_QPS_RTR, IBV_QPS_RTS, IBV_QP_MAX_QP_RD_ATOMIC, 17, 16 },
+		{ IBV_QPS_RTR, IBV_QPS_RTS, IBV_QP_MAX_QP_RD_ATOMIC, 129, 128 },
 	};
 	unsigned int i, j;
 
-	ASSERT_EQ(16, self->dev.max_qp_rd_atom);
+	ASSERT_EQ(128, self->dev.max_qp_rd_atom);
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct ibv_qp *qp = make_qp(self, IBV_QPT_RC, NULL, NULL);
 		int mask = fwd_mask(IBV_QPT_RC, cases[i].to);
