@@ -6,12 +6,16 @@
 #   make KVER=<version>  the module for another installed kernel
 #   make modules-all     the module for every kernel tools/kver --all lists
 #   make demo            boot a guest and run an rdma-core program on softxrc0
-#   make bench           benchmarks against rdma_rxe and memcpy, in a guest
+#   make bench           benchmarks against rdma_rxe and memcpy, in a guest,
+#                        then across two guests (tools/bench-wire)
 #   make check           install what is missing, build, run the selftests
 #                        on every installed Debian kernel
 #   make check-debug     the suite + 10^6-call fuzz + 1,000-round soak +
 #                        fault injection on a KASAN/lockdep/kmemleak kernel
 #                        built (once, cached) from linux-source-6.1
+#   make check-wire      two guests, Debian's programs across the link
+#                        (tools/check-wire; WIRE_PAIR=sx-rxe by default,
+#                        or rxe-rxe, sx-sx); not part of "make check" yet
 #   make install         module, library, headers, man pages (DESTDIR, PREFIX)
 #   make uninstall       the reverse
 #   make dkms-install    register the module with DKMS (rebuilt per kernel)
@@ -31,13 +35,13 @@ UAPI   := $(wildcard $(TOP)/uapi/rdma/*.h)
 LINUX_SOURCE ?= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 
 .PHONY: all module modules-all user selftests bench demo check check-debug \
-	checkpatch \
+	check-wire checkpatch \
 	sparse clean help install uninstall dkms-install
 
 all: module user selftests
 
 help:
-	@sed -n '3,21p' $(TOP)/Makefile
+	@sed -n '3,25p' $(TOP)/Makefile
 
 module: $(KOBJ)/softxrc.ko
 
@@ -66,10 +70,12 @@ selftests: user
 	$(MAKE) -C $(TOP)/selftests/mpi BUILD=$(BUILD)
 
 # Benchmarks (not tests): softxrc against rdma_rxe and memcpy in one guest;
-# the report lands in build/bench/results.txt.
+# the report lands in build/bench/results.txt; then the two across two
+# guests, build/bench/wire.txt.
 bench: all
 	$(MAKE) -C $(TOP)/bench BUILD=$(BUILD)
 	$(TOP)/tools/bench --kernel $(KVER)
+	$(TOP)/tools/bench-wire --kernel $(KVER) --no-build
 
 demo: all
 	$(TOP)/tools/vm-run --kernel $(KVER) -- $(TOP)/tools/demo
@@ -86,6 +92,13 @@ check-debug:
 	$(TOP)/tools/deps
 	$(MAKE) -C $(TOP) -j$(NPROC) user selftests
 	$(TOP)/tools/check-debug
+
+# The interop matrix between two guests: softxrc (guest a) with rdma_rxe
+# (guest b) unless WIRE_PAIR says otherwise.
+WIRE_PAIR ?= sx-rxe
+
+check-wire: module user
+	$(TOP)/tools/check-wire --kernel $(KVER) --pair $(WIRE_PAIR)
 
 # kernel/compat.h alone tests LINUX_VERSION_CODE, as an out-of-tree module
 # serving several kernels must; checkpatch's advice for in-tree code does
