@@ -9,22 +9,23 @@
  */
 #include "engine.h"
 
-/* The device an address vector leads to, on this host; RCU. */
-static struct sxrc_dev *sxrc_ah_dev(const struct sxrc_ah_attr *ah)
+/* The device an address vector of @from leads to, on this host; RCU. */
+static struct sxrc_dev *sxrc_ah_dev(struct sxrc_dev *from,
+				    const struct sxrc_ah_attr *ah)
 {
 	if (ah->is_global)
-		return sxrc_dev_by_gid(ah->dgid);
+		return sxrc_dev_by_gid(ah->dgid, sxrc_dev_net(from));
 	return sxrc_dev_by_lid(ah->dlid);
 }
 
-/* The QP @qpn of the device @ah leads to, with a reference, or NULL. */
-static struct sxrc_qp *sxrc_ah_qp(const struct sxrc_ah_attr *ah, u32 qpn)
+/* The QP @qpn of the device @qp's @ah leads to, with a reference, or NULL. */
+static struct sxrc_qp *sxrc_ah_qp(struct sxrc_qp *qp,
+				  const struct sxrc_ah_attr *ah, u32 qpn)
 {
 	struct sxrc_dev *dev;
-	struct sxrc_qp *qp;
 
 	rcu_read_lock();
-	dev = sxrc_ah_dev(ah);
+	dev = sxrc_ah_dev(qp->obj.ctx->dev, ah);
 	qp = dev ? sxrc_qp_lookup(dev, qpn) : NULL;
 	rcu_read_unlock();
 	return qp;
@@ -81,7 +82,7 @@ static enum sxrc_outcome sxrc_local_ud(struct sxrc_qp *qp,
 		return SXRC_DONE;
 	}
 
-	dest = sxrc_ah_qp(&m->ah, m->dqpn & SXRC_QPN_MAX);
+	dest = sxrc_ah_qp(qp, &m->ah, m->dqpn & SXRC_QPN_MAX);
 	if (dest) {
 		sxrc_resp_datagram(dest, m, s, grh);
 		sxrc_obj_drop(&dest->obj);
@@ -103,7 +104,8 @@ static bool sxrc_peer_accepts(struct sxrc_qp *dest, struct sxrc_qp *qp,
 	rcu_read_lock();
 	spin_lock(&dest->lock);
 	ok = sxrc_qp_can_receive(dest) && dest->attr.dest_qp_num == qp->qpn &&
-	     sxrc_ah_dev(&dest->attr.ah_attr) == qp->obj.ctx->dev &&
+	     sxrc_ah_dev(dest->obj.ctx->dev, &dest->attr.ah_attr) ==
+	     qp->obj.ctx->dev &&
 	     (dest->type == SXRC_QPT_UC || dest->attr.rq_psn == psn);
 	spin_unlock(&dest->lock);
 	rcu_read_unlock();
@@ -164,7 +166,7 @@ static enum sxrc_outcome sxrc_local_connected(struct sxrc_qp *qp,
 	u32 status = 0;
 	int ret;
 
-	dest = sxrc_ah_qp(&m->ah, m->dqpn);
+	dest = sxrc_ah_qp(qp, &m->ah, m->dqpn);
 	if (!dest || dest->type != peer_type ||
 	    !sxrc_peer_accepts(dest, qp, m->psn)) {
 		if (dest)

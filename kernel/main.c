@@ -156,10 +156,14 @@ struct sxrc_dev *sxrc_dev_by_guid(__be64 guid)
 
 /*
  * The device a GID names: the port GUID of a device without a network
- * device, or one of the RoCE GIDs of a link (link.c); NULL if none.  RCU.
+ * device, or one of the RoCE GIDs of a link (link.c) whose network device
+ * is in @net (any namespace if @net is NULL: a sender without a link);
+ * NULL if none.  A link in another namespace is on another network: a
+ * message for it goes out on the wire.  RCU.
  */
-struct sxrc_dev *sxrc_dev_by_gid(const u8 *gid)
+struct sxrc_dev *sxrc_dev_by_gid(const u8 *gid, const struct net *net)
 {
+	struct net_device *ndev;
 	struct sxrc_dev *dev;
 	__be64 guid;
 	u32 i;
@@ -169,9 +173,14 @@ struct sxrc_dev *sxrc_dev_by_gid(const u8 *gid)
 		dev = rcu_dereference(sxrc_devs[i]);
 		if (!dev)
 			continue;
-		if (rcu_access_pointer(dev->ndev) ? sxrc_link_has_gid(dev, gid) :
-		    dev->node_guid == guid)
+		ndev = rcu_dereference(dev->ndev);
+		if (!ndev) {
+			if (dev->node_guid == guid)
+				return dev;
+		} else if ((!net || net_eq(dev_net(ndev), net)) &&
+			   sxrc_link_has_gid(dev, gid)) {
 			return dev;
+		}
 	}
 	return NULL;
 }

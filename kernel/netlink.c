@@ -680,6 +680,12 @@ static struct genl_family sxrc_nl_family = {
 	.maxattr = SXRC_NL_ATTR_MAX,
 	.policy = sxrc_nl_policy,
 	.module = THIS_MODULE,
+	/*
+	 * Heard in every network namespace: a link is added on an interface
+	 * of the caller's.  The permission stays CAP_NET_ADMIN of the
+	 * initial user namespace (GENL_ADMIN_PERM).
+	 */
+	.netnsok = true,
 	.ops = sxrc_nl_ops,
 	.n_ops = ARRAY_SIZE(sxrc_nl_ops),
 	.resv_start_op = SXRC_NL_CMD_RES_GET + 1,

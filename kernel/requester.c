@@ -263,12 +263,14 @@ static u32 sxrc_msg_build(struct sxrc_qp *qp, struct sxrc_scratch *s)
 
 /*
  * The path a message takes: the local copy to a device of this host (by
- * LID, or by any GID of a device), packets to any other address of a
- * link.  Decided per message: a UD QP's destinations are per WQE.
+ * LID, or by any GID of a device, a link's only from a link in the same
+ * network namespace), packets to any other address of a link.  Decided
+ * per message: a UD QP's destinations are per WQE.
  */
 static const struct sxrc_path *sxrc_qp_path(struct sxrc_qp *qp,
 					    const struct sxrc_msg *m)
 {
+	struct net *net;
 	bool local;
 
 	if (!rcu_access_pointer(qp->obj.ctx->dev->ndev) || !m->ah.is_global ||
@@ -276,7 +278,8 @@ static const struct sxrc_path *sxrc_qp_path(struct sxrc_qp *qp,
 	     (m->dqpn & SXRC_MCAST_QPN) == SXRC_MCAST_QPN))
 		return &sxrc_local_path;
 	rcu_read_lock();
-	local = sxrc_dev_by_gid(m->ah.dgid);
+	net = sxrc_dev_net(qp->obj.ctx->dev);
+	local = !net || sxrc_dev_by_gid(m->ah.dgid, net);
 	rcu_read_unlock();
 	return local ? &sxrc_local_path : &sxrc_wire_path;
 }

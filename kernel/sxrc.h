@@ -927,7 +927,16 @@ void sxrc_dev_remove(struct sxrc_dev *dev);
 struct sxrc_dev *sxrc_dev_locked(u32 index);
 void sxrc_devs_lock(void);
 void sxrc_devs_unlock(void);
-struct sxrc_dev *sxrc_dev_by_gid(const u8 *gid);
+struct sxrc_dev *sxrc_dev_by_gid(const u8 *gid, const struct net *net);
+
+/* The namespace of @dev's link's network device, NULL without one; RCU. */
+static inline struct net *sxrc_dev_net(struct sxrc_dev *dev)
+{
+	struct net_device *ndev = rcu_dereference(dev->ndev);
+
+	return ndev ? dev_net(ndev) : NULL;
+}
+
 struct sxrc_dev *sxrc_dev_by_ndev(const struct net_device *ndev);
 struct sxrc_user *sxrc_user_get(struct sxrc_dev *dev, kuid_t uid);
 void sxrc_user_put(struct sxrc_user *user);

@@ -176,6 +176,13 @@ struct sxrc_wire_wqe {
  * @head: oldest in flight (free-running)
  * @tail: next free
  * @nxt: the next PSN the requester sends
+ * @cwnd: packets past the oldest unacknowledged one that may be out now:
+ *	SXRC_WIRE_PKTS at first, halved by a go-back on a sequence NAK,
+ *	1 after the ack timeout, and grown by each packet acknowledged
+ *	(so doubled each round trip) back to SXRC_WIRE_PKTS.  On a link
+ *	that loses or reorders, a go-back then resends a few packets
+ *	instead of a full window, and the duplicates it makes do not pile
+ *	up in the queues until the ack timeout runs out spuriously
  * @hold: RNR: nothing is sent until the timer runs out
  * @resend_psn: with @hold, where to go back to then
  * @rto: retransmission (and RNR) timer
@@ -206,6 +213,7 @@ struct sxrc_wire_qp {
 	u32 head;
 	u32 tail;
 	u32 nxt;
+	u32 cwnd;
 	bool hold;
 	u32 resend_psn;
 	struct delayed_work rto;

@@ -51,6 +51,7 @@ struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp)
 	}
 	w->rs->qp = qp;
 	w->qp = qp;
+	w->cwnd = SXRC_WIRE_PKTS;
 	/* RoCEv2 source ports spread flows over 0xc000-0xffff. */
 	w->sport = 0xc000 | hash_32(qp->qpn, 14);
 	INIT_DELAYED_WORK(&w->rto, sxrc_wire_rto_work);
@@ -110,6 +111,7 @@ void sxrc_wire_qp_reset(struct sxrc_qp *qp)
 	for (; w->head != w->tail; w->head++)
 		sxrc_sgl_release(&sxrc_wire_slot(w, w->head)->sgl);
 	w->hold = false;
+	w->cwnd = SXRC_WIRE_PKTS;
 	cancel_delayed_work(&w->rto);
 }
 
@@ -174,7 +176,8 @@ static u8 sxrc_wire_send_op(const struct sxrc_msg *m, u32 i)
  * atomic) from @qp.  @una is the PSN of a READ's request.
  */
 static int sxrc_wire_send_pkt(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
-			      struct sxrc_msg *m, u32 i, u64 got, u32 got_pkts)
+			      struct sxrc_msg *m, u32 i, u64 got, u32 got_pkts,
+			      bool ackreq)
 {
 	u32 mtu = sxrc_mtu_bytes(READ_ONCE(qp->attr.path_mtu));
 	struct sxrc_pkt p = {
@@ -202,7 +205,8 @@ static int sxrc_wire_send_pkt(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 			p.ackreq = true;
 			p.se = m->flags & SXRC_MSG_SOLICITED;
 		}
-		if (i % SXRC_WIRE_ACK_EVERY == SXRC_WIRE_ACK_EVERY - 1)
+		if (i % SXRC_WIRE_ACK_EVERY == SXRC_WIRE_ACK_EVERY - 1 ||
+		    ackreq)
 			p.ackreq = true;
 		break;
 	case SXRC_MSG_READ:
@@ -238,6 +242,12 @@ static void sxrc_wire_arm(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 		queue_delayed_work(sxrc_wq, &w->rto, t);
 }
 
+/* @n more packets were acknowledged: the window grows by as many. */
+static void sxrc_wire_open(struct sxrc_wire_qp *w, u32 n)
+{
+	w->cwnd = min_t(u32, w->cwnd + n, SXRC_WIRE_PKTS);
+}
+
 /* Send what the window allows of the WQEs in flight; sq_mutex held. */
 static void sxrc_wire_push(struct sxrc_qp *qp, struct sxrc_wire_qp *w)
 {
@@ -252,10 +262,14 @@ static void sxrc_wire_push(struct sxrc_qp *qp, struct sxrc_wire_qp *w)
 		while (e->sent < sxrc_wire_req_pkts(e)) {
 			u32 psn = sxrc_psn_add(e->msg.psn, e->sent);
 
-			if (sxrc_psn_diff(psn, una) >= SXRC_WIRE_PKTS)
+			/* A READ asked again for its rest is before una. */
+			if (sxrc_psn_diff(psn, una) >= (s32)w->cwnd)
 				goto out;
+			/* The last the window lets out asks to be acknowledged. */
 			if (sxrc_wire_send_pkt(qp, w, &e->msg, e->sent, e->got,
-					       e->got_pkts) == -EINTR)
+					       e->got_pkts,
+					       sxrc_psn_diff(psn, una) + 1 >=
+					       (s32)w->cwnd) == -EINTR)
 				goto out;
 			e->sent++;
 			e->hwm = max(e->hwm, e->sent);
@@ -334,15 +348,23 @@ static bool sxrc_wire_ack_upto(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 		struct sxrc_wire_wqe *e = sxrc_wire_slot(w, w->head);
 		s32 d = sxrc_psn_diff(psn, e->msg.psn);
 
-		if (sxrc_wire_has_reply(e) || d < 0 || (u32)d >= e->hwm)
+		/*
+		 * Not a packet of it that went out; but an ACK past its last
+		 * one (coalesced with a later WQE's, or the answer to a
+		 * duplicate) acknowledges all of it.
+		 */
+		if (sxrc_wire_has_reply(e) || d < 0 ||
+		    min_t(u32, d, e->msg.npkts - 1) >= e->hwm)
 			break;
 		if ((u32)d + 1 < e->msg.npkts) {
 			if (d + 1 > e->acked) {
+				sxrc_wire_open(w, d + 1 - e->acked);
 				e->acked = d + 1;
 				moved = true;
 			}
 			break;
 		}
+		sxrc_wire_open(w, e->msg.npkts - e->acked);
 		sxrc_wire_complete(qp, w, SXRC_WC_SUCCESS);
 		moved = true;
 	}
@@ -394,6 +416,7 @@ static bool sxrc_wire_aeth(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 		return moved;
 	case SXRC_AETH_NAK:
 		if ((p->syndrome & 0x1f) == SXRC_NAK_PSN_SEQ) {
+			w->cwnd = max_t(u32, w->cwnd / 2, 2);
 			sxrc_wire_rewind(qp, w, p->psn);
 			return true;
 		}
@@ -422,8 +445,13 @@ static bool sxrc_wire_read_resp(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 	    p->psn != sxrc_wire_wqe_una(e))
 		return moved;	/* not the one awaited: dropped */
 	left = e->msg.len - e->got;
-	/* Every packet but the last a full MTU, and only the last ends it. */
-	if (!!(p->attr & SXRC_PA_FIRST) != !e->got_pkts ||
+	/*
+	 * The first starts it; every packet but the last a full MTU, and only
+	 * the last ends it.  A READ asked again for its rest is answered from
+	 * a FIRST (or ONLY) packet by softxrc, which executes it anew, and
+	 * from a MIDDLE (or LAST) one by rxe, which replays it: both go.
+	 */
+	if ((!e->got_pkts && !(p->attr & SXRC_PA_FIRST)) ||
 	    p->paylen > left || p->paylen > mtu ||
 	    ((p->attr & SXRC_PA_LAST) ? p->paylen != left :
 					p->paylen != mtu || left <= mtu))
@@ -440,6 +468,7 @@ static bool sxrc_wire_read_resp(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 		return moved;
 	e->got += p->paylen;
 	e->got_pkts++;
+	sxrc_wire_open(w, 1);
 	if (p->attr & SXRC_PA_LAST)
 		sxrc_wire_complete(qp, w, SXRC_WC_SUCCESS);
 	return true;
@@ -465,6 +494,7 @@ static bool sxrc_wire_atomic_ack(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 	ret = sxrc_copy_range(&e->sgl, 0, &src, 0, sizeof(orig), qp);
 	if (ret == -EINTR)
 		return moved;
+	sxrc_wire_open(w, 1);
 	sxrc_wire_complete(qp, w, ret ? SXRC_WC_LOC_PROT_ERR : SXRC_WC_SUCCESS);
 	return true;
 }
@@ -548,6 +578,7 @@ void sxrc_wire_rto_work(struct work_struct *work)
 			sxrc_wire_complete(qp, w, SXRC_WC_RETRY_EXC_ERR);
 			goto out;
 		}
+		w->cwnd = 1;
 		sxrc_wire_rewind(qp, w,
 				 sxrc_wire_wqe_una(sxrc_wire_slot(w, w->head)));
 	}
@@ -564,7 +595,7 @@ static void sxrc_wire_send_all(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 	u32 i;
 
 	for (i = 0; i < m->npkts; i++)
-		if (sxrc_wire_send_pkt(qp, w, m, i, 0, 0) == -EINTR)
+		if (sxrc_wire_send_pkt(qp, w, m, i, 0, 0, false) == -EINTR)
 			break;
 }
 

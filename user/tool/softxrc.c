@@ -385,8 +385,10 @@ static int link_cmd(int argc, char **argv)
 	ret = transact(nl, nlh, NULL, NULL);
 	mnl_socket_close(nl);
 	if (ret) {
-		fprintf(stderr, "softxrc: link %s %s: %s\n", argv[0], argv[1],
-			strerror(-ret));
+		fprintf(stderr, "softxrc: link %s %s: %s%s\n", argv[0], argv[1],
+			strerror(-ret), ret == -EADDRINUSE ?
+			" (UDP port 4791 of this network namespace is taken: rdma_rxe loaded?)" :
+			"");
 		return 1;
 	}
 	return 0;

@@ -1,0 +1,757 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc selftest: RC over a lossy wire, every byte exactly once and in
+ * order.
+ *
+ * Two links on the two ends of a veth pair, each end in a network
+ * namespace of its own: softxrc6 on sxws0 (10.79.0.1) here, softxrc7 on
+ * sxws1 (10.79.0.2) in the namespace sxws-peer, the "other host".  A
+ * link in another namespace is on another network, so a message between
+ * the two goes out as RoCEv2 packets: the requester's UDP socket in one
+ * namespace, the veth, the responder's socket in the other, through the
+ * kernel's IP and UDP paths as between two machines.  netem on both ends
+ * of the veth loses, reorders and duplicates packets (SXRC_WIRE_NETEM,
+ * default WS_NETEM below).
+ *
+ * The tests, each checking what arrived against what was sent:
+ *   stream.sends     SXRC_WIRE_STREAM_MIB MiB (default 64) of SEND with
+ *                    immediate, messages of 1 byte to 64 KiB: every
+ *                    receive completes once, in order, with its length,
+ *                    number and bytes; nothing more arrives after
+ *   stream.writes    4 MiB by RDMA WRITE in pieces of 1 byte to 256 KiB,
+ *                    compared in the peer's memory, then READ back
+ *   stream.atomics   fetch-and-adds whose returned values are 0, 1, 2...
+ *                    exactly (a duplicate executed twice would skip one),
+ *                    then a compare-and-swap chain
+ *   peer.host_gone   the peer's host drops everything: the send fails
+ *                    with RETRY_EXC_ERR after exactly retry_cnt resends,
+ *                    what follows is flushed, the QP is in ERR
+ *   peer.qp_gone     the peer's QP was destroyed: the same
+ *   peer.no_receive  the peer posts no receive: RNR_RETRY_EXC_ERR after
+ *                    rnr_retry RNR NAKs
+ * The stream tests also require that netem did its work: retransmissions
+ * and dropped duplicates are counted in the links' counters.
+ *
+ * The first test makes the namespace, the pair and both links; the others
+ * reuse them; they go when the program exits.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "sxrc_test.h"
+#include "sxrc_util.h"
+
+#define WS_DEV_A	"softxrc6"
+#define WS_DEV_B	"softxrc7"
+#define WS_IF_A		"sxws0"
+#define WS_IF_B		"sxws1"
+#define WS_NS		"sxws-peer"
+#define WS_TOOL		"build/bin/softxrc"
+#define WS_ADDR_A	"10.79.0.1"
+#define WS_ADDR_B	"10.79.0.2"
+#define WS_NETEM	"delay 1ms reorder 25% 50% loss 5% duplicate 5%"
+
+#define WS_MSG_MAX	65536		/* the longest SEND */
+#define WS_RQ		64		/* receive WQEs, send WQEs */
+#define WS_SQ		64
+#define WS_ATOMICS	2048
+#define WS_CAS		256
+#define WS_SECS		600		/* any test's deadline */
+
+/* Run @fmt through sh; its exit status (a failure is logged). */
+static int ws_sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	int status, ret;
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	pid = fork();
+	if (!pid) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (ret)
+		fprintf(stderr, "# %s: exit status %d\n", cmd, ret);
+	return ret;
+}
+
+static const char *ws_netem(void)
+{
+	const char *e = getenv("SXRC_WIRE_NETEM");
+
+	return e && *e ? e : WS_NETEM;
+}
+
+static void ws_net_down(void)
+{
+	ws_sh(WS_TOOL " link del " WS_DEV_A " 2>/dev/null; ip netns exec "
+	      WS_NS " " WS_TOOL " link del " WS_DEV_B " 2>/dev/null; "
+	      "ip link del " WS_IF_A " 2>/dev/null; ip netns del " WS_NS
+	      " 2>/dev/null; true");
+}
+
+/* The program's last act (its tests run in children that _exit()). */
+static void __attribute__((destructor)) ws_net_cleanup(void)
+{
+	if (!access("/run/netns/" WS_NS, F_OK))
+		ws_net_down();
+}
+
+/*
+ * The two hosts: made once, by the first test, and kept for the others
+ * (a namespace costs seconds under TCG).  netem on both ends.
+ */
+static int ws_net_up(void)
+{
+	if (!access("/run/netns/" WS_NS, F_OK) &&
+	    !access("/sys/class/misc/" WS_DEV_A, F_OK) &&
+	    !access("/sys/class/misc/" WS_DEV_B, F_OK))
+		return 0;
+	ws_net_down();
+	if (ws_sh("modprobe veth; modprobe sch_netem; "
+		  "ip netns add " WS_NS " && ip link add " WS_IF_A
+		  " type veth peer name " WS_IF_B " netns " WS_NS
+		  " && ip addr add " WS_ADDR_A "/24 dev " WS_IF_A
+		  " && ip link set " WS_IF_A " up"
+		  " && ip -n " WS_NS " link set lo up"
+		  " && ip -n " WS_NS " addr add " WS_ADDR_B "/24 dev " WS_IF_B
+		  " && ip -n " WS_NS " link set " WS_IF_B " up"
+		  " && tc qdisc add dev " WS_IF_A " root netem %s"
+		  " && tc -n " WS_NS " qdisc add dev " WS_IF_B " root netem %s"
+		  /*
+		   * Neighbours known: an ARP exchange lost to netem would hold
+		   * the first packets for a second, longer than the requester
+		   * retries.
+		   */
+		  " && ip neigh replace " WS_ADDR_B " dev " WS_IF_A " lladdr"
+		  " $(ip netns exec " WS_NS " cat /sys/class/net/" WS_IF_B
+		  "/address) nud permanent"
+		  " && ip -n " WS_NS " neigh replace " WS_ADDR_A " dev " WS_IF_B
+		  " lladdr $(cat /sys/class/net/" WS_IF_A "/address) nud permanent"
+		  " && " WS_TOOL " link add " WS_DEV_A " netdev " WS_IF_A
+		  " && ip netns exec " WS_NS " " WS_TOOL " link add " WS_DEV_B
+		  " netdev " WS_IF_B, ws_netem(), ws_netem()))
+		return -1;
+	return 0;
+}
+
+/* A counter of a link (counters/NAME). */
+static long ws_counter(const char *dev, const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/class/misc/%s/counters/%s", dev,
+		 name);
+	return sxrc_read_long(path, 10);
+}
+
+static struct ibv_context *ws_open(const char *name)
+{
+	struct ibv_context *ctx = NULL;
+	struct ibv_device **list;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	return ctx;
+}
+
+/* The GID index whose GID is ::ffff:@addr, -1 if none (yet). */
+static int ws_gid_index(struct ibv_context *ctx, const char *addr,
+			union ibv_gid *gid)
+{
+	struct ibv_port_attr pa;
+	struct in_addr in;
+	int i;
+
+	if (inet_pton(AF_INET, addr, &in) != 1 ||
+	    ibv_query_port(ctx, 1, &pa))
+		return -1;
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		if (ibv_query_gid(ctx, 1, i, gid))
+			continue;
+		if (!memcmp(gid->raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) &&
+		    !memcmp(gid->raw + 12, &in, 4))
+			return i;
+	}
+	return -1;
+}
+
+/* One host's side. */
+struct ws_end {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *mem;
+	size_t len;
+	union ibv_gid gid;
+	int gidx;
+};
+
+/*
+ * @e's QP to RTR (and RTS) towards @peer over the wire: GRH from @e's
+ * GID to @peer's, MTU 1024, @retry/@rnr retries, ack timeout @timeout.
+ */
+static int ws_connect(struct ws_end *e, struct ws_end *peer,
+		      unsigned int timeout, unsigned int retry,
+		      unsigned int rnr)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer->qp->qp_num;
+	a.rq_psn = 0x123456;
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.sgid_index = e->gidx;
+	a.ah_attr.grh.hop_limit = 64;
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x123456;
+	a.timeout = timeout;
+	a.retry_cnt = retry;
+	a.rnr_retry = rnr;
+	a.max_rd_atomic = 16;
+	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int ws_end_open(struct ws_end *e, const char *dev, const char *addr,
+		       size_t len)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = WS_SQ, .max_recv_wr = WS_RQ,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	int i;
+
+	e->ctx = ws_open(dev);
+	if (!e->ctx)
+		return -1;
+	/* The GID table follows the address a moment later. */
+	for (i = 0; i < 100; i++) {
+		e->gidx = ws_gid_index(e->ctx, addr, &e->gid);
+		if (e->gidx >= 0)
+			break;
+		usleep(100000);
+	}
+	e->pd = ibv_alloc_pd(e->ctx);
+	e->cq = ibv_create_cq(e->ctx, WS_SQ + WS_RQ, NULL, NULL, 0);
+	if (e->gidx < 0 || !e->pd || !e->cq)
+		return -1;
+	ia.send_cq = e->cq;
+	ia.recv_cq = e->cq;
+	e->qp = ibv_create_qp(e->pd, &ia);
+	e->len = len;
+	e->mem = sxrc_map(len, 0);
+	if (!e->qp || !e->mem)
+		return -1;
+	e->mr = ibv_reg_mr(e->pd, e->mem, len, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC);
+	return e->mr ? 0 : -1;
+}
+
+static void ws_end_close(struct ws_end *e)
+{
+	if (e->qp)
+		ibv_destroy_qp(e->qp);
+	if (e->mr)
+		ibv_dereg_mr(e->mr);
+	if (e->cq)
+		ibv_destroy_cq(e->cq);
+	if (e->pd)
+		ibv_dealloc_pd(e->pd);
+	if (e->mem)
+		munmap(e->mem, e->len);
+	if (e->ctx)
+		ibv_close_device(e->ctx);
+	memset(e, 0, sizeof(*e));
+}
+
+/* The stream's byte at offset @off (seeded by @seed): cheap, no period. */
+static inline uint64_t ws_word(uint64_t i, uint64_t seed)
+{
+	uint64_t z = i * 0x9e3779b97f4a7c15ULL + seed;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void ws_fill(uint8_t *p, uint64_t off, size_t len, uint64_t seed)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		uint64_t w = ws_word((off + i) >> 3, seed);
+		unsigned int b = (off + i) & 7;
+
+		for (; b < 8 && i < len; b++, i++)
+			p[i] = w >> (b * 8);
+	}
+}
+
+/* The offset of the first byte of @p that is not the stream's, or -1. */
+static long ws_check(const uint8_t *p, uint64_t off, size_t len,
+		     uint64_t seed)
+{
+	uint8_t buf[4096];
+	size_t done, n, i;
+
+	for (done = 0; done < len; done += n) {
+		n = len - done < sizeof(buf) ? len - done : sizeof(buf);
+		ws_fill(buf, off + done, n, seed);
+		if (memcmp(buf, p + done, n))
+			for (i = 0; i < n; i++)
+				if (buf[i] != p[done + i])
+					return done + i;
+	}
+	return -1;
+}
+
+static size_t ws_stream_bytes(void)
+{
+	const char *e = getenv("SXRC_WIRE_STREAM_MIB");
+	long mib = e ? strtol(e, NULL, 0) : 64;
+
+	return (size_t)(mib > 0 ? mib : 64) << 20;
+}
+
+FIXTURE(stream) {
+	struct ws_end a, b;	/* the requester's host, the responder's */
+	long retrans, drops;	/* both links' counters at the start */
+	double t0, deadline;
+};
+
+FIXTURE_SETUP(stream)
+{
+	size_t mem = WS_RQ * WS_MSG_MAX;	/* 4 MiB */
+
+	if (access(SXRC_DEV, F_OK))
+		SKIP(return, "softxrc is not loaded");
+	ASSERT_EQ(0, ws_net_up());
+	/* a: the source and READ target; b: the receive ring, WRITE target. */
+	ASSERT_EQ(0, ws_end_open(&self->a, WS_DEV_A, WS_ADDR_A, 2 * mem));
+	ASSERT_EQ(0, ws_end_open(&self->b, WS_DEV_B, WS_ADDR_B, mem));
+	ASSERT_EQ(0, ws_connect(&self->a, &self->b, 14, 7, 7));
+	ASSERT_EQ(0, ws_connect(&self->b, &self->a, 14, 7, 7));
+	self->retrans = ws_counter(WS_DEV_A, "wire_retransmits") +
+			ws_counter(WS_DEV_B, "wire_retransmits");
+	self->drops = ws_counter(WS_DEV_A, "wire_rx_dropped") +
+		      ws_counter(WS_DEV_B, "wire_rx_dropped");
+	self->t0 = sxrc_now_ms();
+	self->deadline = self->t0 + WS_SECS * 1000.0;
+}
+
+FIXTURE_TEARDOWN(stream)
+{
+	ws_end_close(&self->a);
+	ws_end_close(&self->b);
+}
+
+/* netem lost and duplicated packets, and the links saw it. */
+static void ws_netem_seen(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(stream) *self)
+{
+	long retrans = ws_counter(WS_DEV_A, "wire_retransmits") +
+		       ws_counter(WS_DEV_B, "wire_retransmits");
+	long drops = ws_counter(WS_DEV_A, "wire_rx_dropped") +
+		     ws_counter(WS_DEV_B, "wire_rx_dropped");
+	long pkts = ws_counter(WS_DEV_A, "wire_tx_packets") +
+		    ws_counter(WS_DEV_B, "wire_tx_packets");
+
+	TH_LOG("%.1f s, %ld packets sent (all tests), %ld go-back-N resends, %ld dropped as duplicates or out of order",
+	       (sxrc_now_ms() - self->t0) / 1000, pkts,
+	       retrans - self->retrans, drops - self->drops);
+	if (!getenv("SXRC_WIRE_NETEM")) {
+		EXPECT_LT(self->retrans, retrans);
+		EXPECT_LT(self->drops, drops);
+	}
+}
+
+/* Post receive WQE @k (slot k % WS_RQ of b's ring). */
+static int ws_post_recv(struct ws_end *b, uint64_t k)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)b->mem + (k % WS_RQ) * WS_MSG_MAX,
+		.length = WS_MSG_MAX, .lkey = b->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = k, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(b->qp, &wr, &bad);
+}
+
+/* The next message's length: 1 byte to 64 KiB, a quarter of them full. */
+static uint32_t ws_next_len(struct sxrc_rng *rng, size_t left)
+{
+	uint32_t len = sxrc_rnd(rng, 4) ? 1 + sxrc_rnd(rng, WS_MSG_MAX) :
+		       WS_MSG_MAX;
+
+	return len > left ? left : len;
+}
+
+TEST_F_TIMEOUT(stream, sends, WS_SECS + 60)
+{
+	size_t total = ws_stream_bytes(), sent_bytes = 0, off = 0;
+	uint64_t sent = 0, scomp = 0, recvd = 0, posted = 0, nmsg = 0;
+	struct sxrc_rng rng = { 0x5eed5 };
+	struct ibv_wc wc[16];
+	uint64_t *offs;
+	uint32_t *lens;
+	int i, n;
+
+	/* The messages: lengths that add up to total. */
+	for (off = 0; off < total; nmsg++)
+		off += ws_next_len(&rng, total - off);
+	lens = calloc(nmsg, sizeof(*lens));
+	offs = calloc(nmsg, sizeof(*offs));
+	ASSERT_NE(NULL, lens);
+	ASSERT_NE(NULL, offs);
+	rng.s = 0x5eed5;
+	for (off = 0, n = 0; off < total; n++) {
+		offs[n] = off;
+		lens[n] = ws_next_len(&rng, total - off);
+		off += lens[n];
+	}
+	for (i = 0; i < WS_RQ; i++)
+		ASSERT_EQ(0, ws_post_recv(&self->b, posted++));
+
+	while (recvd < nmsg) {
+		ASSERT_LT(sxrc_now_ms(), self->deadline) {
+			TH_LOG("%llu of %llu messages received, %llu sent",
+			       (unsigned long long)recvd,
+			       (unsigned long long)nmsg,
+			       (unsigned long long)sent);
+		}
+		/*
+		 * a: the send queue full, each message in its slot of a's
+		 * ring; never more than b has receive WQEs for (no RNR).
+		 */
+		while (sent < nmsg && sent - recvd < WS_RQ &&
+		       sent - scomp < WS_SQ) {
+			uint8_t *src = self->a.mem + (sent % WS_SQ) * WS_MSG_MAX;
+			struct ibv_sge sge = {
+				.addr = (uintptr_t)src, .length = lens[sent],
+				.lkey = self->a.mr->lkey,
+			};
+			struct ibv_send_wr wr = {
+				.wr_id = sent, .sg_list = &sge, .num_sge = 1,
+				.opcode = IBV_WR_SEND_WITH_IMM,
+				.send_flags = IBV_SEND_SIGNALED,
+				.imm_data = htonl((uint32_t)sent),
+			}, *bad;
+
+			ws_fill(src, offs[sent], lens[sent], 1);
+			ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+			sent_bytes += lens[sent++];
+		}
+		n = ibv_poll_cq(self->a.cq, 16, wc);
+		ASSERT_LE(0, n);
+		for (i = 0; i < n; i++, scomp++) {
+			ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status) {
+				TH_LOG("send %llu: %s",
+				       (unsigned long long)wc[i].wr_id,
+				       ibv_wc_status_str(wc[i].status));
+				ws_netem_seen(_metadata, self);
+			}
+			ASSERT_EQ(scomp, wc[i].wr_id);
+		}
+		n = ibv_poll_cq(self->b.cq, 16, wc);
+		ASSERT_LE(0, n);
+		for (i = 0; i < n; i++, recvd++) {
+			uint8_t *p = self->b.mem + (recvd % WS_RQ) * WS_MSG_MAX;
+			long bad;
+
+			ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status);
+			ASSERT_EQ(recvd, wc[i].wr_id);
+			ASSERT_EQ(IBV_WC_RECV, wc[i].opcode);
+			ASSERT_TRUE(wc[i].wc_flags & IBV_WC_WITH_IMM);
+			ASSERT_EQ((uint32_t)recvd, ntohl(wc[i].imm_data));
+			ASSERT_EQ(lens[recvd], wc[i].byte_len);
+			bad = ws_check(p, offs[recvd], lens[recvd], 1);
+			ASSERT_EQ(-1, bad) {
+				TH_LOG("message %llu: byte %ld of %u differs",
+				       (unsigned long long)recvd, bad,
+				       lens[recvd]);
+			}
+			ASSERT_EQ(0, ws_post_recv(&self->b, posted++));
+		}
+		if (!n)
+			usleep(100);
+	}
+	EXPECT_EQ(total, sent_bytes);
+	/* The last sends complete; nothing more arrives at b. */
+	while (scomp < nmsg && sxrc_poll_n(self->a.cq, wc, 1, 5000) == 1) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+		EXPECT_EQ(scomp, wc[0].wr_id);
+		scomp++;
+	}
+	EXPECT_EQ(nmsg, scomp);
+	EXPECT_EQ(0, sxrc_poll_n(self->b.cq, wc, 1, 500));
+	TH_LOG("%zu bytes in %llu messages", total, (unsigned long long)nmsg);
+	ws_netem_seen(_metadata, self);
+	free(lens);
+	free(offs);
+}
+
+/* Run WRITEs (or READs) of random pieces of [0, len) through a's queue. */
+static int ws_rdma_all(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(stream) *self, enum ibv_wr_opcode op,
+		       uint8_t *local, size_t len, uint32_t seed)
+{
+	struct sxrc_rng rng = { seed };
+	uint64_t posted = 0, done = 0;
+	struct ibv_wc wc[16];
+	size_t off = 0;
+	int i, n;
+
+	while (off < len || done < posted) {
+		if (sxrc_now_ms() > self->deadline)
+			return -1;
+		while (off < len && posted - done < WS_SQ) {
+			uint32_t piece = 1 + sxrc_rnd(&rng, 256 * 1024);
+			struct ibv_sge sge = {
+				.addr = (uintptr_t)local + off,
+				.lkey = self->a.mr->lkey,
+			};
+			struct ibv_send_wr wr = {
+				.wr_id = posted, .sg_list = &sge, .num_sge = 1,
+				.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+				.wr.rdma = {
+					.remote_addr = (uintptr_t)self->b.mem + off,
+					.rkey = self->b.mr->rkey,
+				},
+			}, *bad;
+
+			if (piece > len - off)
+				piece = len - off;
+			sge.length = piece;
+			if (ibv_post_send(self->a.qp, &wr, &bad))
+				return -1;
+			off += piece;
+			posted++;
+		}
+		n = ibv_poll_cq(self->a.cq, 16, wc);
+		if (n < 0)
+			return -1;
+		for (i = 0; i < n; i++, done++)
+			if (wc[i].status != IBV_WC_SUCCESS ||
+			    wc[i].wr_id != done) {
+				TH_LOG("%s %llu: %s", op == IBV_WR_RDMA_READ ?
+				       "READ" : "WRITE",
+				       (unsigned long long)wc[i].wr_id,
+				       ibv_wc_status_str(wc[i].status));
+				ws_netem_seen(_metadata, self);
+				return -1;
+			}
+		if (!n)
+			usleep(100);
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(stream, writes, WS_SECS + 60)
+{
+	size_t len = self->b.len;
+	uint8_t *src = self->a.mem, *back = self->a.mem + len;
+	long bad;
+
+	ws_fill(src, 0, len, 2);
+	memset(self->b.mem, 0, len);
+	memset(back, 0, len);
+	ASSERT_EQ(0, ws_rdma_all(_metadata, self, IBV_WR_RDMA_WRITE, src, len,
+				 7));
+	bad = ws_check(self->b.mem, 0, len, 2);
+	ASSERT_EQ(-1, bad) TH_LOG("the peer's byte %ld differs", bad);
+	ASSERT_EQ(0, ws_rdma_all(_metadata, self, IBV_WR_RDMA_READ, back, len,
+				 11));
+	bad = ws_check(back, 0, len, 2);
+	ASSERT_EQ(-1, bad) TH_LOG("byte %ld read back differs", bad);
+	TH_LOG("%zu bytes written and read back", len);
+	ws_netem_seen(_metadata, self);
+}
+
+TEST_F_TIMEOUT(stream, atomics, WS_SECS + 60)
+{
+	uint64_t *counter = (uint64_t *)self->b.mem;
+	uint64_t *got = (uint64_t *)self->a.mem;
+	uint64_t posted = 0, done = 0, total = WS_ATOMICS + WS_CAS;
+	struct ibv_wc wc[16];
+	int i, n;
+
+	*counter = 0;
+	memset(got, 0xff, total * sizeof(*got));
+	/*
+	 * Fetch-and-adds first, then compare-and-swaps that each expect the
+	 * value the one before left: one step of the chain executed twice
+	 * (or not at all) breaks the rest.
+	 */
+	while (done < total) {
+		ASSERT_LT(sxrc_now_ms(), self->deadline);
+		while (posted < total && posted - done < 16) {
+			struct ibv_sge sge = {
+				.addr = (uintptr_t)&got[posted], .length = 8,
+				.lkey = self->a.mr->lkey,
+			};
+			struct ibv_send_wr wr = {
+				.wr_id = posted, .sg_list = &sge, .num_sge = 1,
+				.send_flags = IBV_SEND_SIGNALED,
+				.wr.atomic = {
+					.remote_addr = (uintptr_t)counter,
+					.rkey = self->b.mr->rkey,
+				},
+			}, *bad;
+
+			if (posted < WS_ATOMICS) {
+				wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+				wr.wr.atomic.compare_add = 1;
+			} else {
+				wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+				wr.wr.atomic.compare_add = posted;
+				wr.wr.atomic.swap = posted + 1;
+			}
+			ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+			posted++;
+		}
+		n = ibv_poll_cq(self->a.cq, 16, wc);
+		ASSERT_LE(0, n);
+		for (i = 0; i < n; i++, done++) {
+			ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status);
+			ASSERT_EQ(done, wc[i].wr_id);
+		}
+		if (!n)
+			usleep(100);
+	}
+	for (i = 0; i < (int)total; i++)
+		ASSERT_EQ((uint64_t)i, got[i]) TH_LOG("atomic %d", i);
+	EXPECT_EQ(total, *counter);
+	ws_netem_seen(_metadata, self);
+}
+
+/* Peers that are not there. */
+FIXTURE(peer) {
+	struct ws_end a, b;
+	bool cut;
+};
+
+FIXTURE_SETUP(peer)
+{
+	if (access(SXRC_DEV, F_OK))
+		SKIP(return, "softxrc is not loaded");
+	ASSERT_EQ(0, ws_net_up());
+	ASSERT_EQ(0, ws_end_open(&self->a, WS_DEV_A, WS_ADDR_A, 1 << 16));
+	ASSERT_EQ(0, ws_end_open(&self->b, WS_DEV_B, WS_ADDR_B, 1 << 16));
+	/* Ack timeout 12: 16.8 ms; three resends; RNR NAK twice. */
+	ASSERT_EQ(0, ws_connect(&self->a, &self->b, 12, 3, 2));
+	ASSERT_EQ(0, ws_connect(&self->b, &self->a, 12, 3, 2));
+}
+
+FIXTURE_TEARDOWN(peer)
+{
+	if (self->cut)
+		ws_sh("tc qdisc change dev " WS_IF_A " root netem %s",
+		      ws_netem());
+	ws_end_close(&self->a);
+	ws_end_close(&self->b);
+}
+
+/* Post one SEND of 100 bytes from @a. */
+static int ws_send(struct ws_end *a, uint64_t id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)a->mem, .length = 100, .lkey = a->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	return ibv_post_send(a->qp, &wr, &bad);
+}
+
+/*
+ * A SEND from a must fail with @status within @secs and leave the QP in
+ * ERR; the next one is flushed.
+ */
+static void ws_send_fails(struct __test_metadata *_metadata, struct ws_end *a,
+			  enum ibv_wc_status status, int secs)
+{
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, ws_send(a, 1));
+	ASSERT_EQ(1, sxrc_poll_n(a->cq, &wc, 1, secs * 1000));
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(status, wc.status) TH_LOG("%s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(a->qp));
+	ASSERT_EQ(0, ws_send(a, 2));
+	ASSERT_EQ(1, sxrc_poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(2, wc.wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+}
+
+TEST_F_TIMEOUT(peer, host_gone, 120)
+{
+	long before = ws_counter(WS_DEV_A, "wire_retransmits");
+
+	self->cut = true;
+	ASSERT_EQ(0, ws_sh("tc qdisc change dev " WS_IF_A
+			   " root netem loss 100%%"));
+	ws_send_fails(_metadata, &self->a, IBV_WC_RETRY_EXC_ERR, 60);
+	/* The one packet, then retry_cnt times again. */
+	EXPECT_EQ(before + 3, ws_counter(WS_DEV_A, "wire_retransmits"));
+}
+
+TEST_F_TIMEOUT(peer, qp_gone, 120)
+{
+	ASSERT_EQ(0, ibv_destroy_qp(self->b.qp));
+	self->b.qp = NULL;
+	ws_send_fails(_metadata, &self->a, IBV_WC_RETRY_EXC_ERR, 60);
+}
+
+TEST_F_TIMEOUT(peer, no_receive, 120)
+{
+	ws_send_fails(_metadata, &self->a, IBV_WC_RNR_RETRY_EXC_ERR, 60);
+}
+
+TEST_HARNESS_MAIN
