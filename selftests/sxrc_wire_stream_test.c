@@ -29,6 +29,13 @@
  *   peer.qp_gone     the peer's QP was destroyed: the same
  *   peer.no_receive  the peer posts no receive: RNR_RETRY_EXC_ERR after
  *                    rnr_retry RNR NAKs
+ *   xrc.shared_rcv_qp  three processes of the peer host share one XRC
+ *                    receive QP through OFED's calls (one creates it, two
+ *                    register), each with its XRC SRQ; this host's XRC
+ *                    send QP reaches all three SRQs through it.  The
+ *                    creator exits and the QP keeps serving the other
+ *                    two; one unregisters, the last exits, and the QP is
+ *                    gone: the next send fails with RETRY_EXC_ERR
  * The stream tests also require that netem did its work: retransmissions
  * and dropped duplicates are counted in the links' counters.
  *
@@ -43,6 +50,10 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <infiniband/softxrc_xrc.h>
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
@@ -752,6 +763,379 @@ TEST_F_TIMEOUT(peer, qp_gone, 120)
 TEST_F_TIMEOUT(peer, no_receive, 120)
 {
 	ws_send_fails(_metadata, &self->a, IBV_WC_RNR_RETRY_EXC_ERR, 60);
+}
+
+/*
+ * XRC across the wire: the peer host's processes share an XRC receive
+ * QP by OFED 1.5's registration.
+ */
+#define WX_PROCS	3
+#define WX_MSGS		150	/* per SRQ and round */
+#define WX_LEN		256
+#define WX_RQ		64
+
+struct wx_shared {
+	_Atomic int ready;	/* children with their SRQ up */
+	_Atomic int round;	/* the round the parent has sent */
+	_Atomic int done[WX_PROCS];	/* the last round each child took */
+	_Atomic int quit[WX_PROCS];	/* the parent lets child k go */
+	_Atomic uint32_t rcv_qpn;
+	uint32_t srqn[WX_PROCS];
+	uint32_t send_qpn;
+	union ibv_gid a_gid, b_gid;
+};
+
+/* In a child: say what failed, and give up with status 1. */
+#define CHK_W(cond) do {						\
+	if (!(cond)) {							\
+		SXRC_CHILD_SAYS(#cond);					\
+		return 1;						\
+	}								\
+} while (0)
+
+/* Receive buffer @slot back on @srq. */
+static int wx_post(struct ibv_srq *srq, struct ibv_mr *mr, uint8_t *buf,
+		   uint64_t slot)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf + slot * WX_LEN, .length = WX_LEN,
+		.lkey = mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+/* Child k of the peer host: 0 when every message reached it intact. */
+static int wx_child(struct wx_shared *sh, int k, const char *path)
+{
+	struct ibv_srq_init_attr sa = {
+		.attr = { .max_wr = WX_RQ, .max_sge = 1 },
+	};
+	struct ibv_qp_init_attr_xrc qa = { .qp_type = IBV_QPT_XRC_RECV };
+	struct ibv_xrc_domain *d;
+	struct ibv_context *ctx;
+	struct ibv_srq *srq;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	union ibv_gid gid;
+	uint8_t *buf;
+	int fd, gidx, seq = 0, round, i;
+	uint32_t qpn;
+
+	ctx = ws_open(WS_DEV_B);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	CHK_W(ctx && fd >= 0);
+	gidx = ws_gid_index(ctx, WS_ADDR_B, &gid);
+	d = ibv_open_xrc_domain(ctx, fd, O_CREAT);
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, WX_RQ, NULL, NULL, 0);
+	buf = sxrc_map(WX_RQ * WX_LEN, 0);
+	CHK_W(gidx >= 0 && d && pd && cq && buf);
+	mr = ibv_reg_mr(pd, buf, WX_RQ * WX_LEN, IBV_ACCESS_LOCAL_WRITE);
+	srq = ibv_create_xrc_srq(pd, d, cq, &sa);
+	CHK_W(mr && srq);
+	for (i = 0; i < WX_RQ; i++)
+		CHK_W(!wx_post(srq, mr, buf, i));
+	if (!k) {
+		struct ibv_qp_attr a = {
+			.qp_state = IBV_QPS_INIT, .port_num = 1,
+		};
+
+		qa.xrc_domain = d;
+		CHK_W(!ibv_create_xrc_rcv_qp(&qa, &qpn));
+		CHK_W(!ibv_modify_xrc_rcv_qp(d, qpn, &a, IBV_QP_STATE |
+					     IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					     IBV_QP_ACCESS_FLAGS));
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RTR;
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = sh->send_qpn;
+		a.rq_psn = 0x4242;
+		a.max_dest_rd_atomic = 1;
+		a.min_rnr_timer = 1;
+		a.ah_attr.is_global = 1;
+		a.ah_attr.port_num = 1;
+		a.ah_attr.grh.dgid = sh->a_gid;
+		a.ah_attr.grh.sgid_index = gidx;
+		a.ah_attr.grh.hop_limit = 64;
+		CHK_W(!ibv_modify_xrc_rcv_qp(d, qpn, &a, IBV_QP_STATE |
+					     IBV_QP_AV | IBV_QP_PATH_MTU |
+					     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					     IBV_QP_MAX_DEST_RD_ATOMIC |
+					     IBV_QP_MIN_RNR_TIMER));
+		sh->b_gid = gid;
+		atomic_store(&sh->rcv_qpn, qpn);
+	} else {
+		while (!(qpn = atomic_load(&sh->rcv_qpn)))
+			usleep(1000);
+		CHK_W(!ibv_reg_xrc_rcv_qp(d, qpn));
+	}
+	sh->srqn[k] = ibv_xrc_srq_num(srq);
+	atomic_fetch_add(&sh->ready, 1);
+
+	/* Take each round's messages, in order, until the parent says go. */
+	for (round = 1; !atomic_load(&sh->quit[k]); ) {
+		struct ibv_wc wc;
+		int n = ibv_poll_cq(cq, 1, &wc);
+		uint32_t hdr[2];
+
+		CHK_W(n >= 0);
+		if (!n) {
+			usleep(200);
+			continue;
+		}
+		CHK_W(wc.status == IBV_WC_SUCCESS && wc.byte_len == WX_LEN);
+		memcpy(hdr, buf + wc.wr_id * WX_LEN, sizeof(hdr));
+		CHK_W(hdr[0] == (uint32_t)k && hdr[1] == (uint32_t)seq);
+		for (i = 8; i < WX_LEN; i++)
+			CHK_W(buf[wc.wr_id * WX_LEN + i] == (uint8_t)(seq + i));
+		CHK_W(!wx_post(srq, mr, buf, wc.wr_id));
+		if (++seq % WX_MSGS == 0)
+			atomic_store(&sh->done[k], round++);
+	}
+	/* Child 1 lets go by the call, the others by exiting. */
+	if (k == 1)
+		CHK_W(!ibv_unreg_xrc_rcv_qp(d, qpn));
+	return 0;
+}
+
+FIXTURE(xrc) {
+	struct ws_end a;
+	struct wx_shared *sh;
+	pid_t pid[WX_PROCS];
+	char path[64];
+	uint32_t seq[WX_PROCS];	/* messages sent to each child */
+	uint64_t posted, done;	/* this host's sends */
+	bool gone;		/* the receive QP is expected gone */
+};
+
+FIXTURE_SETUP(xrc)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_XRC_SEND,
+		.cap = { .max_send_wr = WS_SQ, .max_send_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+	};
+
+	if (access(SXRC_DEV, F_OK))
+		SKIP(return, "softxrc is not loaded");
+	ASSERT_EQ(0, ws_net_up());
+	ASSERT_EQ(0, ws_end_open(&self->a, WS_DEV_A, WS_ADDR_A, 1 << 20));
+	/* This host's side is an XRC send QP instead of the RC one. */
+	ASSERT_EQ(0, ibv_destroy_qp(self->a.qp));
+	ia.send_cq = self->a.cq;
+	ia.recv_cq = self->a.cq;
+	ia.pd = self->a.pd;
+	self->a.qp = ibv_create_qp_ex(self->a.ctx, &ia);
+	ASSERT_NE(NULL, self->a.qp);
+	self->sh = mmap(NULL, sizeof(*self->sh), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->sh);
+	self->sh->send_qpn = self->a.qp->qp_num;
+	self->sh->a_gid = self->a.gid;
+	snprintf(self->path, sizeof(self->path), "/tmp/sxws-xrcd.%d",
+		 getpid());
+}
+
+FIXTURE_TEARDOWN(xrc)
+{
+	int i;
+
+	for (i = 0; i < WX_PROCS; i++) {
+		if (self->pid[i] > 0) {
+			kill(self->pid[i], SIGKILL);
+			waitpid(self->pid[i], NULL, 0);
+		}
+	}
+	unlink(self->path);
+	ws_end_close(&self->a);
+}
+
+/* This host's XRC send QP towards the peer's shared receive QP. */
+static int wx_connect(FIXTURE_DATA(xrc) *self)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+	};
+
+	if (ibv_modify_qp(self->a.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = atomic_load(&self->sh->rcv_qpn);
+	a.rq_psn = 0x4242;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = self->sh->b_gid;
+	a.ah_attr.grh.sgid_index = self->a.gidx;
+	a.ah_attr.grh.hop_limit = 64;
+	if (ibv_modify_qp(self->a.qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x4242;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(self->a.qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Reap this host's send completions: -1 on a failed one. */
+static int wx_reap(struct __test_metadata *_metadata,
+		   FIXTURE_DATA(xrc) *self, enum ibv_wc_status *status)
+{
+	struct ibv_wc wc[16];
+	int i, n = ibv_poll_cq(self->a.cq, 16, wc);
+
+	for (i = 0; i < n; i++, self->done++) {
+		if (wc[i].status == IBV_WC_SUCCESS)
+			continue;
+		*status = wc[i].status;
+		if (wc[i].status != IBV_WC_WR_FLUSH_ERR && !self->gone)
+			TH_LOG("XRC send %llu: %s",
+			       (unsigned long long)wc[i].wr_id,
+			       ibv_wc_status_str(wc[i].status));
+		return -1;
+	}
+	return n < 0 ? -1 : n;
+}
+
+/*
+ * WX_MSGS messages to each child from @from on, interleaved, each sent
+ * successfully; then wait until those children took them all.
+ */
+static int wx_round(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(xrc) *self, int from, int round)
+{
+	enum ibv_wc_status status = IBV_WC_SUCCESS;
+	double end = sxrc_now_ms() + WS_SECS * 1000.0;
+	int m, k, i, n;
+
+	for (m = 0; m < WX_MSGS; m++) {
+		for (k = from; k < WX_PROCS; k++) {
+			uint8_t *p = self->a.mem +
+				     (self->posted % WS_SQ) * WX_LEN;
+			struct ibv_sge sge = {
+				.addr = (uintptr_t)p, .length = WX_LEN,
+				.lkey = self->a.mr->lkey,
+			};
+			struct ibv_send_wr wr = {
+				.wr_id = self->posted, .sg_list = &sge,
+				.num_sge = 1, .opcode = IBV_WR_SEND,
+				.send_flags = IBV_SEND_SIGNALED,
+				.qp_type.xrc.remote_srqn = self->sh->srqn[k],
+			}, *bad;
+			uint32_t hdr[2] = { k, self->seq[k] };
+
+			while (self->posted - self->done >= WS_SQ) {
+				n = wx_reap(_metadata, self, &status);
+				if (n < 0 || sxrc_now_ms() > end)
+					return -1;
+				if (!n)
+					usleep(100);
+			}
+			memcpy(p, hdr, sizeof(hdr));
+			for (i = 8; i < WX_LEN; i++)
+				p[i] = self->seq[k] + i;
+			if (ibv_post_send(self->a.qp, &wr, &bad))
+				return -1;
+			self->posted++;
+			self->seq[k]++;
+		}
+	}
+	while (self->done < self->posted) {
+		n = wx_reap(_metadata, self, &status);
+		if (n < 0 || sxrc_now_ms() > end)
+			return -1;
+		if (!n)
+			usleep(100);
+	}
+	for (k = from; k < WX_PROCS; k++)
+		while (atomic_load(&self->sh->done[k]) < round) {
+			if (sxrc_now_ms() > end) {
+				TH_LOG("child %d took %d rounds of %d", k,
+				       atomic_load(&self->sh->done[k]), round);
+				return -1;
+			}
+			usleep(1000);
+		}
+	return 0;
+}
+
+/* Let child @k go: 0 when it exits with status 0. */
+static int wx_release(FIXTURE_DATA(xrc) *self, int k)
+{
+	int ret;
+
+	atomic_store(&self->sh->quit[k], 1);
+	ret = sxrc_wait_child(self->pid[k]);
+	self->pid[k] = 0;
+	return ret;
+}
+
+TEST_F_TIMEOUT(xrc, shared_rcv_qp, WS_SECS + 60)
+{
+	enum ibv_wc_status status = IBV_WC_SUCCESS;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)self->a.mem, .length = WX_LEN,
+		.lkey = self->a.mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	double end;
+	int k, n;
+
+	for (k = 0; k < WX_PROCS; k++) {
+		self->pid[k] = fork();
+		ASSERT_LE(0, self->pid[k]);
+		if (!self->pid[k])
+			_exit(wx_child(self->sh, k, self->path));
+	}
+	end = sxrc_now_ms() + 60000;
+	while (atomic_load(&self->sh->ready) < WX_PROCS) {
+		ASSERT_LT(sxrc_now_ms(), end);
+		usleep(1000);
+	}
+	ASSERT_EQ(0, wx_connect(self));
+
+	/* All three SRQs through the one receive QP. */
+	ASSERT_EQ(0, wx_round(_metadata, self, 0, 1));
+	/* Its creator exits: the QP serves the two still registered. */
+	ASSERT_EQ(0, wx_release(self, 0));
+	ASSERT_EQ(0, wx_round(_metadata, self, 1, 2));
+	/* One unregisters: the last one is served. */
+	ASSERT_EQ(0, wx_release(self, 1));
+	ASSERT_EQ(0, wx_round(_metadata, self, 2, 3));
+	/* The last exits: the QP is gone, nobody answers. */
+	ASSERT_EQ(0, wx_release(self, 2));
+	self->gone = true;
+	wr.wr_id = self->posted;
+	wr.qp_type.xrc.remote_srqn = self->sh->srqn[2];
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+	self->posted++;
+	end = sxrc_now_ms() + 60000;
+	while (!(n = wx_reap(_metadata, self, &status))) {
+		ASSERT_LT(sxrc_now_ms(), end);
+		usleep(1000);
+	}
+	EXPECT_EQ(-1, n);
+	EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, status) {
+		TH_LOG("%s", ibv_wc_status_str(status));
+	}
 }
 
 TEST_HARNESS_MAIN
