@@ -261,6 +261,9 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 		trace_sxrc_send_wqe(qp, &s->wqe, res.status, res.byte_len);
 		signaled = qp->sq_sig_all ||
 			   (s->wqe.send_flags & SXRC_SEND_SIGNALED);
+		/* Whoever sees the error's completion finds the QP in ERR. */
+		if (res.status != SXRC_WC_SUCCESS)
+			sxrc_qp_set_error(qp);
 		if (signaled || res.status != SXRC_WC_SUCCESS) {
 			struct sxrc_cqe cqe = {
 				.wr_id = s->wqe.wr_id,
@@ -276,10 +279,8 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 		qp->sq.next = qp->sq.cons;
 		sxrc_ring_publish_cons(ring, qp->sq.cons);
 		sxrc_reset_retries(qp);
-		if (res.status != SXRC_WC_SUCCESS) {
-			sxrc_qp_set_error(qp);
-			continue;	/* flushes the rest */
-		}
+		if (res.status != SXRC_WC_SUCCESS)
+			continue;	/* in ERR: flushes the rest */
 		sxrc_count(qp, SXRC_STAT_SEND_WQES, 1);
 		sxrc_count(qp, SXRC_STAT_SEND_BYTES, res.byte_len);
 	}

@@ -164,6 +164,7 @@ struct sxrc_wire_wqe {
 	u32 acked;		/* packets acknowledged (SEND, WRITE) */
 	u64 got;		/* READ: reply bytes landed */
 	u32 got_pkts;		/* READ: reply packets landed */
+	bool reasked;		/* READ: asked again for its rest since */
 };
 
 #define SXRC_WIRE_WQES		32	/* WQEs in flight, at most */

@@ -273,6 +273,8 @@ static void sxrc_wire_push(struct sxrc_qp *qp, struct sxrc_wire_qp *w)
 				goto out;
 			e->sent++;
 			e->hwm = max(e->hwm, e->sent);
+			if (e->msg.op == SXRC_MSG_READ && e->got_pkts)
+				e->reasked = true;
 		}
 	}
 out:
@@ -311,6 +313,9 @@ static void sxrc_wire_complete(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 	w->head++;
 	qp->sq.cons++;
 	sxrc_ring_publish_cons(qp->sq.ring, qp->sq.cons);
+	/* Whoever sees the error's completion finds the QP in ERR. */
+	if (status != SXRC_WC_SUCCESS && sxrc_qp_set_error(qp))
+		sxrc_obj_event(&qp->obj, SXRC_EVENT_QP_FATAL);
 	if (e->signaled || status != SXRC_WC_SUCCESS) {
 		struct sxrc_cqe cqe = {
 			.wr_id = e->wr_id,
@@ -324,8 +329,6 @@ static void sxrc_wire_complete(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 	}
 	sxrc_sgl_release(&e->sgl);
 	if (status != SXRC_WC_SUCCESS) {
-		if (sxrc_qp_set_error(qp))
-			sxrc_obj_event(&qp->obj, SXRC_EVENT_QP_FATAL);
 		/* Flushes what is left, this state included. */
 		sxrc_qp_flush_locked(qp);
 		return;
@@ -449,9 +452,11 @@ static bool sxrc_wire_read_resp(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 	 * The first starts it; every packet but the last a full MTU, and only
 	 * the last ends it.  A READ asked again for its rest is answered from
 	 * a FIRST (or ONLY) packet by softxrc, which executes it anew, and
-	 * from a MIDDLE (or LAST) one by rxe, which replays it: both go.
+	 * from a MIDDLE (or LAST) one by rxe, which replays it: both go, but
+	 * a FIRST only right after asking again.
 	 */
-	if ((!e->got_pkts && !(p->attr & SXRC_PA_FIRST)) ||
+	if (!!(p->attr & SXRC_PA_FIRST) !=
+	    (!e->got_pkts || (e->reasked && (p->attr & SXRC_PA_FIRST))) ||
 	    p->paylen > left || p->paylen > mtu ||
 	    ((p->attr & SXRC_PA_LAST) ? p->paylen != left :
 					p->paylen != mtu || left <= mtu))
@@ -468,6 +473,7 @@ static bool sxrc_wire_read_resp(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 		return moved;
 	e->got += p->paylen;
 	e->got_pkts++;
+	e->reasked = false;
 	sxrc_wire_open(w, 1);
 	if (p->attr & SXRC_PA_LAST)
 		sxrc_wire_complete(qp, w, SXRC_WC_SUCCESS);

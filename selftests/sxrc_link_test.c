@@ -340,6 +340,7 @@ TEST_F_TIMEOUT(link, ah_needs_grh, 300)
  */
 FIXTURE(linkprog) {
 	struct ibv_context *ctx;
+	bool skipped;	/* 6.1's harness runs the body after a SKIP() */
 };
 
 FIXTURE_VARIANT(linkprog) {
@@ -353,12 +354,14 @@ FIXTURE_SETUP(linkprog)
 	int ret;
 
 	/* The debug kernel's run keeps to a few (tools/check-debug). */
+	self->skipped = true;
 	if (only && *only && !strstr(only, variant->prog))
 		SKIP(return, "not in SXRC_LINK_PROGS");
 	ret = lk_setup(_metadata, &self->ctx);
 
 	if (ret > 0)
 		SKIP(return, "softxrc or veth is not there");
+	self->skipped = false;
 	ASSERT_EQ(0, ret);
 	/* The programs open the device themselves. */
 	ibv_close_device(self->ctx);
@@ -398,6 +401,8 @@ TEST_F_TIMEOUT(linkprog, runs, 300)
 	char *out;
 	int ret;
 
+	if (self->skipped)
+		return;
 	if (!sxrc_have(variant->prog))
 		SKIP(return, "%s is not installed", variant->prog);
 	ret = lk_sh(&out,
