@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -571,4 +572,27 @@ bool sxrc_thp_on(void)
 		fclose(f);
 	}
 	return strstr(mode, "[always]") || strstr(mode, "[madvise]");
+}
+
+int sxrc_sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	int status, ret;
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	pid = fork();
+	if (!pid) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (ret)
+		fprintf(stderr, "# %s: exit status %d\n", cmd, ret);
+	return ret;
 }

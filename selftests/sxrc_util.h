@@ -72,6 +72,12 @@ struct ibv_qp *sxrc_create_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 struct ibv_qp *sxrc_qp_new(struct ibv_pd *pd, struct ibv_cq *cq,
 			   enum ibv_qp_type type, uint32_t wr, uint32_t sge);
 
+/*
+ * Run @fmt through sh in the caller's network namespace and wait: its exit
+ * status, a failure logged on stderr.
+ */
+int sxrc_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* CLOCK_MONOTONIC in milliseconds. */
 double sxrc_now_ms(void);
 /* Up to @n completions within @ms; how many came, or < 0. */

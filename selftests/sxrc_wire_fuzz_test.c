@@ -474,33 +474,6 @@ FIXTURE(wire) {
 
 #define WF_SELF	FIXTURE_DATA(wire)
 
-/*
- * Run @fmt through sh in the caller's network namespace, waiting for it
- * (ip and softxrc return at once): its exit status.
- */
-static int wf_sh(const char *fmt, ...)
-{
-	char cmd[768];
-	int status, ret;
-	va_list ap;
-	pid_t pid;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	pid = fork();
-	if (!pid) {
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return -1;
-	ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (ret)
-		fprintf(stderr, "# %s: exit status %d\n", cmd, ret);
-	return ret;
-}
-
 static long wf_counter(const char *name)
 {
 	char path[160];
@@ -978,7 +951,7 @@ static struct ibv_context *wf_open_dev(void)
 
 static void wf_net_down(void)
 {
-	wf_sh(WF_TOOL " link del " WF_DEV " 2>/dev/null; ip link del " WF_IF
+	sxrc_sh(WF_TOOL " link del " WF_DEV " 2>/dev/null; ip link del " WF_IF
 	      " 2>/dev/null; ip netns del " WF_NS " 2>/dev/null; true");
 }
 
@@ -1004,7 +977,7 @@ static int wf_net_up(struct __test_metadata *_metadata, WF_SELF *self)
 
 	if (access("/run/netns/" WF_NS, F_OK) || access(WF_SYSFS, F_OK)) {
 		wf_net_down();
-		if (wf_sh("ip netns add " WF_NS " && ip link add " WF_IF
+		if (sxrc_sh("ip netns add " WF_NS " && ip link add " WF_IF
 			  " type veth peer name " WF_PEER_IF " netns " WF_NS
 			  " && ip addr add 10.77.0.1/24 dev " WF_IF
 			  " && ip link set " WF_IF " up"
@@ -1185,7 +1158,7 @@ FIXTURE_SETUP(wire)
 
 	self->raw = self->cap = self->orig_ns = self->peer_ns = -1;
 	self->rng.s = wf_env("SXRC_WIRE_FUZZ_SEED", 0x5eed1234abcdULL) | 1;
-	if (access(SXRC_DEV, F_OK) || wf_sh("modprobe veth"))
+	if (access(SXRC_DEV, F_OK) || sxrc_sh("modprobe veth"))
 		SKIP(return, "softxrc or veth is not there");
 	ASSERT_EQ(0, wf_net_up(_metadata, self));
 	self->ctx = wf_open_dev();

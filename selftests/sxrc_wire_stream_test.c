@@ -76,30 +76,6 @@
 #define WS_CAS		256
 #define WS_SECS		600		/* any test's deadline */
 
-/* Run @fmt through sh; its exit status (a failure is logged). */
-static int ws_sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	int status, ret;
-	va_list ap;
-	pid_t pid;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	pid = fork();
-	if (!pid) {
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return -1;
-	ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (ret)
-		fprintf(stderr, "# %s: exit status %d\n", cmd, ret);
-	return ret;
-}
-
 static const char *ws_netem(void)
 {
 	const char *e = getenv("SXRC_WIRE_NETEM");
@@ -109,7 +85,7 @@ static const char *ws_netem(void)
 
 static void ws_net_down(void)
 {
-	ws_sh(WS_TOOL " link del " WS_DEV_A " 2>/dev/null; ip netns exec "
+	sxrc_sh(WS_TOOL " link del " WS_DEV_A " 2>/dev/null; ip netns exec "
 	      WS_NS " " WS_TOOL " link del " WS_DEV_B " 2>/dev/null; "
 	      "ip link del " WS_IF_A " 2>/dev/null; ip netns del " WS_NS
 	      " 2>/dev/null; true");
@@ -133,7 +109,7 @@ static int ws_net_up(void)
 	    !access("/sys/class/misc/" WS_DEV_B, F_OK))
 		return 0;
 	ws_net_down();
-	if (ws_sh("modprobe veth; modprobe sch_netem; "
+	if (sxrc_sh("modprobe veth; modprobe sch_netem; "
 		  "ip netns add " WS_NS " && ip link add " WS_IF_A
 		  " type veth peer name " WS_IF_B " netns " WS_NS
 		  " && ip addr add " WS_ADDR_A "/24 dev " WS_IF_A
@@ -715,7 +691,7 @@ FIXTURE_SETUP(peer)
 FIXTURE_TEARDOWN(peer)
 {
 	if (self->cut)
-		ws_sh("tc qdisc change dev " WS_IF_A " root netem %s",
+		sxrc_sh("tc qdisc change dev " WS_IF_A " root netem %s",
 		      ws_netem());
 	ws_end_close(&self->a);
 	ws_end_close(&self->b);
@@ -760,7 +736,7 @@ TEST_F_TIMEOUT(peer, host_gone, 120)
 	long before = ws_counter(WS_DEV_A, "wire_retransmits");
 
 	self->cut = true;
-	ASSERT_EQ(0, ws_sh("tc qdisc change dev " WS_IF_A
+	ASSERT_EQ(0, sxrc_sh("tc qdisc change dev " WS_IF_A
 			   " root netem loss 100%%"));
 	ws_send_fails(_metadata, &self->a, IBV_WC_RETRY_EXC_ERR, 60);
 	/* The one packet, then retry_cnt times again. */
