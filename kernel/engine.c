@@ -49,6 +49,8 @@
 
 /* The workqueue of retries and of the work a doorbell left over. */
 struct workqueue_struct *sxrc_wq;
+/* The workqueue of received packets (wire.c). */
+struct workqueue_struct *sxrc_rx_wq;
 
 /* Work one doorbell (or one run of the work item) does at most. */
 #define SXRC_SQ_BUDGET_WQES	256
@@ -344,11 +346,25 @@ int sxrc_engine_init(void)
 	 * does not pin one CPU), and never in the way of system_wq users.
 	 */
 	sxrc_wq = alloc_workqueue("softxrc", WQ_UNBOUND, 0);
-	return sxrc_wq ? 0 : -ENOMEM;
+	if (!sxrc_wq)
+		return -ENOMEM;
+	/*
+	 * Received packets: bound and high priority, so a packet is handled
+	 * on the CPU whose softirq took it, right after that softirq, as
+	 * rxe handles it in the softirq itself.  An unbound worker would
+	 * wake another CPU for every packet.
+	 */
+	sxrc_rx_wq = alloc_workqueue("softxrc_rx", WQ_HIGHPRI, 0);
+	if (!sxrc_rx_wq) {
+		destroy_workqueue(sxrc_wq);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void sxrc_engine_exit(void)
 {
+	destroy_workqueue(sxrc_rx_wq);
 	destroy_workqueue(sxrc_wq);
 }
 

@@ -285,6 +285,7 @@ bool sxrc_qp_set_error(struct sxrc_qp *qp);
 
 /* engine.c */
 extern struct workqueue_struct *sxrc_wq;
+extern struct workqueue_struct *sxrc_rx_wq;
 unsigned long sxrc_ack_timeout(u8 timeout);
 unsigned long sxrc_rnr_delay(u8 timer);
 void sxrc_sq_resume(struct sxrc_qp *qp);

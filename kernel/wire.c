@@ -20,6 +20,7 @@
 #include <linux/ip.h>
 #include <linux/udp.h>
 #include <net/addrconf.h>
+#include <net/dst_cache.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/route.h>
@@ -224,23 +225,26 @@ static u32 sxrc_icrc(const void *nh, bool v4, const struct udphdr *uh,
 	return ~crc;
 }
 
-/*
- * A route from @sgid to @dgid out of @dev's interface, and the interface
- * (a reference), or an ERR_PTR.  IPv4 when both are IPv4-mapped, IPv6
- * when neither is.
- */
-static struct dst_entry *sxrc_wire_route(struct sxrc_dev *dev,
-					 const u8 *sgid, const u8 *dgid,
-					 bool v4, struct net_device **ndevp)
+int sxrc_wire_route_init(struct sxrc_wire_route *r)
 {
-	struct net_device *ndev;
+	spin_lock_init(&r->lock);
+	return dst_cache_init(&r->dst, GFP_KERNEL_ACCOUNT);
+}
+
+void sxrc_wire_route_destroy(struct sxrc_wire_route *r)
+{
+	dst_cache_destroy(&r->dst);
+}
+
+/* A route looked up from @sgid to @dgid out of @ndev, or an ERR_PTR. */
+static struct dst_entry *sxrc_wire_lookup(struct sxrc_dev *dev,
+					  struct net_device *ndev,
+					  const u8 *sgid, const u8 *dgid,
+					  bool v4)
+{
 	struct dst_entry *dst;
 
-	rcu_read_lock();
-	ndev = rcu_dereference(dev->ndev);
-	if (!ndev) {
-		dst = ERR_PTR(-ENODEV);
-	} else if (v4) {
+	if (v4) {
 		struct flowi4 fl4 = {
 			.flowi4_oif = ndev->ifindex,
 			.flowi4_proto = IPPROTO_UDP,
@@ -250,9 +254,10 @@ static struct dst_entry *sxrc_wire_route(struct sxrc_dev *dev,
 		memcpy(&fl4.saddr, sgid + 12, 4);
 		memcpy(&fl4.daddr, dgid + 12, 4);
 		rt = ip_route_output_key(dev_net(ndev), &fl4);
-		dst = IS_ERR(rt) ? ERR_CAST(rt) : &rt->dst;
-	} else {
+		return IS_ERR(rt) ? ERR_CAST(rt) : &rt->dst;
+	}
 #if IS_ENABLED(CONFIG_IPV6)
+	{
 		/* The socket lives while the interface is the device's. */
 		struct sock *sk = dev->wire_sock->sock6->sk;
 		struct flowi6 fl6 = {
@@ -268,10 +273,77 @@ static struct dst_entry *sxrc_wire_route(struct sxrc_dev *dev,
 			dst_release(dst);
 			dst = ERR_PTR(-EHOSTUNREACH);
 		}
+		return dst;
+	}
 #else
-		dst = ERR_PTR(-EAFNOSUPPORT);
+	return ERR_PTR(-EAFNOSUPPORT);
+#endif
+}
+
+/* The route @r holds for @sgid to @dgid (a reference), or NULL. */
+static struct dst_entry *sxrc_wire_cached(struct sxrc_wire_route *r,
+					  const u8 *sgid, const u8 *dgid,
+					  bool v4)
+{
+	if (memcmp(r->sgid, sgid, 16) || memcmp(r->dgid, dgid, 16)) {
+		dst_cache_reset(&r->dst);
+		memcpy(r->sgid, sgid, 16);
+		memcpy(r->dgid, dgid, 16);
+		return NULL;
+	}
+	if (v4) {
+		__be32 saddr;
+		struct rtable *rt = dst_cache_get_ip4(&r->dst, &saddr);
+
+		return rt ? &rt->dst : NULL;
+	}
+#if IS_ENABLED(CONFIG_IPV6)
+	{
+		struct in6_addr saddr;
+
+		return dst_cache_get_ip6(&r->dst, &saddr);
+	}
+#else
+	return NULL;
+#endif
+}
+
+/*
+ * A route from @sgid to @dgid out of @dev's interface, and the interface
+ * (a reference), or an ERR_PTR.  IPv4 when both are IPv4-mapped, IPv6
+ * when neither is.  Taken from @r when it still holds one for the pair,
+ * else looked up and kept there.
+ */
+static struct dst_entry *sxrc_wire_route(struct sxrc_dev *dev,
+					 struct sxrc_wire_route *r,
+					 const u8 *sgid, const u8 *dgid,
+					 bool v4, struct net_device **ndevp)
+{
+	struct net_device *ndev;
+	struct dst_entry *dst;
+
+	rcu_read_lock();
+	ndev = rcu_dereference(dev->ndev);
+	if (!ndev) {
+		rcu_read_unlock();
+		return ERR_PTR(-ENODEV);
+	}
+	spin_lock_bh(&r->lock);
+	dst = sxrc_wire_cached(r, sgid, dgid, v4);
+	if (!dst) {
+		__be32 saddr;
+
+		memcpy(&saddr, sgid + 12, sizeof(saddr));
+		dst = sxrc_wire_lookup(dev, ndev, sgid, dgid, v4);
+		if (!IS_ERR(dst) && v4)
+			dst_cache_set_ip4(&r->dst, dst, saddr);
+#if IS_ENABLED(CONFIG_IPV6)
+		else if (!IS_ERR(dst))
+			dst_cache_set_ip6(&r->dst, dst,
+					  (const struct in6_addr *)sgid);
 #endif
 	}
+	spin_unlock_bh(&r->lock);
 	if (!IS_ERR(dst)) {
 		dev_hold(ndev);
 		*ndevp = ndev;
@@ -330,15 +402,16 @@ static void sxrc_wire_push_ip6(struct sk_buff *skb,
 }
 
 /*
- * Send one packet of @dev to @ah: headers @hdr, then @len bytes of
- * payload from @src at @off (or from @buf), padded, then the ICRC.
+ * Send one packet of @dev to @ah for the QP whose wire state is @w:
+ * headers @hdr, then @len bytes of payload from @src at @off (or from
+ * @buf), padded, then the ICRC.
  * Called in process context; @qp (or NULL) is the QP whose death stops
  * a copy.  Returns 0 or a negative errno; a packet the network drops is
  * not an error here.  The UDP checksum is 0, as rdma_rxe sends it (the
  * ICRC covers the packet).
  */
 static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
-			  u16 sport, const u8 *hdr, u32 hlen,
+			  struct sxrc_wire_qp *w, const u8 *hdr, u32 hlen,
 			  struct sxrc_sgl *src, u64 off, void *buf, u32 len,
 			  struct sxrc_qp *qp)
 {
@@ -357,7 +430,7 @@ static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 	v4 = ipv6_addr_v4mapped((struct in6_addr *)sgid);
 	if (v4 != ipv6_addr_v4mapped((struct in6_addr *)ah->dgid))
 		return -EHOSTUNREACH;
-	dst = sxrc_wire_route(dev, sgid, ah->dgid, v4, &ndev);
+	dst = sxrc_wire_route(dev, &w->route, sgid, ah->dgid, v4, &ndev);
 	if (IS_ERR(dst))
 		return PTR_ERR(dst);
 	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + room + tlen, GFP_KERNEL);
@@ -391,7 +464,7 @@ static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 	skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
 	uh = udp_hdr(skb);
-	uh->source = htons(sport);
+	uh->source = htons(w->sport);
 	uh->dest = htons(SXRC_ROCE_PORT);
 	uh->len = htons(sizeof(*uh) + tlen);
 	uh->check = 0;
@@ -420,19 +493,17 @@ err:
 }
 
 int sxrc_wire_xmit(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
-		   u16 sport, const u8 *hdr, u32 hlen, struct sxrc_sgl *src,
-		   u64 off, u32 len, struct sxrc_qp *qp)
+		   struct sxrc_wire_qp *w, const u8 *hdr, u32 hlen,
+		   struct sxrc_sgl *src, u64 off, u32 len, struct sxrc_qp *qp)
 {
-	return sxrc_wire_send(dev, ah, sport, hdr, hlen, src, off, NULL, len,
-			      qp);
+	return sxrc_wire_send(dev, ah, w, hdr, hlen, src, off, NULL, len, qp);
 }
 
 int sxrc_wire_xmit_buf(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
-		       u16 sport, const u8 *hdr, u32 hlen, void *buf,
-		       u32 len)
+		       struct sxrc_wire_qp *w, const u8 *hdr, u32 hlen,
+		       void *buf, u32 len)
 {
-	return sxrc_wire_send(dev, ah, sport, hdr, hlen, NULL, 0, buf, len,
-			      NULL);
+	return sxrc_wire_send(dev, ah, w, hdr, hlen, NULL, 0, buf, len, NULL);
 }
 
 /*
@@ -606,7 +677,7 @@ static void sxrc_wire_rx_work(struct work_struct *work)
 		cond_resched();
 	}
 	if (!skb_queue_empty(&dev->wire_rxq))
-		queue_work(sxrc_wq, &dev->wire_rx);
+		queue_work(sxrc_rx_wq, &dev->wire_rx);
 }
 
 /* A RoCEv2 packet in softirq context: to its device's queue. */
@@ -625,7 +696,7 @@ static int sxrc_wire_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		return 0;
 	}
 	skb_queue_tail(&dev->wire_rxq, skb);
-	queue_work(sxrc_wq, &dev->wire_rx);
+	queue_work(sxrc_rx_wq, &dev->wire_rx);
 	rcu_read_unlock();
 	return 0;
 }

@@ -9,6 +9,7 @@
 #define SXRC_WIRE_H
 
 #include <linux/skbuff.h>
+#include <net/dst_cache.h>
 
 #include "engine.h"
 
@@ -168,8 +169,26 @@ struct sxrc_wire_wqe {
 };
 
 #define SXRC_WIRE_WQES		32	/* WQEs in flight, at most */
-#define SXRC_WIRE_PKTS		64	/* packets unacknowledged, at most */
-#define SXRC_WIRE_ACK_EVERY	16	/* ask for an ACK this often */
+#define SXRC_WIRE_PKTS		128	/* packets unacknowledged, at most */
+#define SXRC_WIRE_ACK_EVERY	32	/* ask for an ACK this often */
+
+/**
+ * struct sxrc_wire_route - the route a QP's packets took last
+ * @lock: the rest; a leaf, taken with BH off (the requester and the
+ *	receive worker both send)
+ * @dst: the route, per CPU, checked for staleness as it is taken
+ * @sgid: the addresses it is for: another pair resets it
+ * @dgid: see @sgid
+ *
+ * One route lookup per packet cost as much as the rest of the sending;
+ * rxe keeps the same cache per QP.
+ */
+struct sxrc_wire_route {
+	spinlock_t lock;	/* see above */
+	struct dst_cache dst;
+	u8 sgid[16];
+	u8 dgid[16];
+};
 
 /**
  * struct sxrc_wire_qp - a QP's state on the wire
@@ -188,6 +207,7 @@ struct sxrc_wire_wqe {
  * @resend_psn: with @hold, where to go back to then
  * @rto: retransmission (and RNR) timer
  * @sport: the UDP source port of its packets
+ * @route: the route of its packets, requests and responses alike
  * @qp: the QP (the timer's)
  * @rs_mutex: the responder's part (@rs to @atomic_next): held by the
  *	device's receive worker for each request packet, and by a flush
@@ -219,6 +239,7 @@ struct sxrc_wire_qp {
 	u32 resend_psn;
 	struct delayed_work rto;
 	u16 sport;
+	struct sxrc_wire_route route;
 	struct sxrc_qp *qp;
 
 	struct mutex rs_mutex;	/* see above */
@@ -267,12 +288,14 @@ static inline void sxrc_wire_drop(struct sxrc_dev *dev)
 extern const u16 sxrc_op_attr[SXRC_OP_NUM];
 u8 sxrc_wire_transport(u32 qp_type);
 u32 sxrc_wire_build(u8 *hdr, const struct sxrc_pkt *p);
+int sxrc_wire_route_init(struct sxrc_wire_route *r);
+void sxrc_wire_route_destroy(struct sxrc_wire_route *r);
 int sxrc_wire_xmit(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
-		   u16 sport, const u8 *hdr, u32 hlen, struct sxrc_sgl *src,
-		   u64 off, u32 len, struct sxrc_qp *qp);
+		   struct sxrc_wire_qp *w, const u8 *hdr, u32 hlen,
+		   struct sxrc_sgl *src, u64 off, u32 len, struct sxrc_qp *qp);
 int sxrc_wire_xmit_buf(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
-		       u16 sport, const u8 *hdr, u32 hlen, void *buf,
-		       u32 len);
+		       struct sxrc_wire_qp *w, const u8 *hdr, u32 hlen,
+		       void *buf, u32 len);
 struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp);
 
 /* wire_req.c */

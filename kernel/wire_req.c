@@ -43,7 +43,7 @@ struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp)
 		return NULL;
 	w->wqe = kvcalloc(SXRC_WIRE_WQES, sizeof(*w->wqe), GFP_KERNEL_ACCOUNT);
 	w->rs = kzalloc(sizeof(*w->rs), GFP_KERNEL_ACCOUNT);
-	if (!w->wqe || !w->rs) {
+	if (!w->wqe || !w->rs || sxrc_wire_route_init(&w->route)) {
 		kvfree(w->wqe);
 		kfree(w->rs);
 		kfree(w);
@@ -58,6 +58,7 @@ struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp)
 	mutex_init(&w->rs_mutex);
 	/* The send queue loop and the receive worker may race to it. */
 	if (cmpxchg(&qp->wire, NULL, w)) {
+		sxrc_wire_route_destroy(&w->route);
 		mutex_destroy(&w->rs_mutex);
 		kvfree(w->wqe);
 		kfree(w->rs);
@@ -77,6 +78,7 @@ void sxrc_wire_qp_free(struct sxrc_qp *qp)
 	for (i = w->head; i != w->tail; i++)
 		sxrc_sgl_release(&sxrc_wire_slot(w, i)->sgl);
 	sxrc_wire_resp_release(w);
+	sxrc_wire_route_destroy(&w->route);
 	mutex_destroy(&w->rs_mutex);
 	kvfree(w->wqe);
 	kfree(w);
@@ -227,7 +229,7 @@ static int sxrc_wire_send_pkt(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 		break;
 	}
 	hlen = sxrc_wire_build(hdr, &p);
-	return sxrc_wire_xmit(qp->obj.ctx->dev, &m->ah, w->sport, hdr, hlen,
+	return sxrc_wire_xmit(qp->obj.ctx->dev, &m->ah, w, hdr, hlen,
 			      m->data, off, len, qp);
 }
 

@@ -43,7 +43,7 @@ static void sxrc_wresp_ack(struct sxrc_dev *dev, struct sxrc_qp *qp,
 	a.dqpn = qp->attr.dest_qp_num;
 	spin_unlock(&qp->lock);
 	hlen = sxrc_wire_build(hdr, &a);
-	sxrc_wire_xmit_buf(dev, &ah, w->sport, hdr, hlen, NULL, 0);
+	sxrc_wire_xmit_buf(dev, &ah, w, hdr, hlen, NULL, 0);
 }
 
 static u8 sxrc_nak_code(u32 status)
@@ -393,7 +393,7 @@ static enum sxrc_wresp sxrc_wresp_read(struct sxrc_dev *dev,
 		r.psn = sxrc_psn_add(p->psn, i);
 		hlen = sxrc_wire_build(hdr, &r);
 		len = min_t(u32, mtu, p->dmalen - i * mtu);
-		if (sxrc_wire_xmit(dev, &ah, w->sport, hdr, hlen, &s->remote,
+		if (sxrc_wire_xmit(dev, &ah, w, hdr, hlen, &s->remote,
 				   (u64)i * mtu, len, qp) == -EINTR)
 			break;
 	}
