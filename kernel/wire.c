@@ -391,7 +391,7 @@ static void sxrc_wire_push_ip6(struct sk_buff *skb,
 	skb_reset_network_header(skb);
 	ip6h = ipv6_hdr(skb);
 	ip6_flow_hdr(ip6h, ah->traffic_class,
-		     htonl(ah->flow_label & IPV6_FLOWLABEL_MASK));
+		     htonl(ah->flow_label) & IPV6_FLOWLABEL_MASK);
 	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
 	ip6h->nexthdr = IPPROTO_UDP;
 	ip6h->hop_limit = ah->hop_limit > 1 ? ah->hop_limit : 64;

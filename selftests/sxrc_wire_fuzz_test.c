@@ -28,6 +28,8 @@
  * - nothing writes memory without a valid rkey, PSN and ICRC: the whole
  *   region is compared with a shadow copy that only the test's valid
  *   packets change.
+ * And one header the link writes: an IPv6 packet's traffic class and
+ * flow label are the address vector's.
  *
  * Random packets come from a seeded generator (SXRC_WIRE_FUZZ_SEED);
  * SXRC_WIRE_FUZZ_N malformed ones (default 50000) and
@@ -37,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -51,6 +54,11 @@
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
 #include "sxrc_util.h"
+
+/* <linux/in6.h>'s, which glibc's <netinet/in.h> leaves out. */
+#ifndef IPV6_FLOWINFO
+#define IPV6_FLOWINFO	11
+#endif
 
 #define WF_DEV		"softxrc3"
 #define WF_SYSFS	"/sys/class/misc/" WF_DEV
@@ -2972,6 +2980,104 @@ TEST_F_TIMEOUT(wire, rnr_retry, 300)
 	}
 	ASSERT_EQ(0, wf_post_all(self, q));
 	wf_finish(_metadata, self);
+}
+
+/*
+ * The IPv6 header of a packet the link sends carries the address
+ * vector's traffic class and flow label (IBTA A17.4.5.2): a UD datagram
+ * to an IPv6 address of the peer, read there with its flow information
+ * (IPV6_FLOWINFO).
+ */
+TEST_F_TIMEOUT(wire, ipv6_flow_label, 120)
+{
+	struct sockaddr_in6 peer6 = {
+		.sin6_family = AF_INET6, .sin6_port = htons(WF_PORT),
+	};
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .flow_label = 0x12345, .traffic_class = 0x28,
+			 .hop_limit = 64 },
+	};
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(self->mem + OFF_LOCAL), .length = 8,
+		.lkey = self->mr_local->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 0x6f1, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	uint8_t cbuf[CMSG_SPACE(sizeof(uint32_t))], b[256];
+	struct iovec iov = { .iov_base = b, .iov_len = sizeof(b) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct pollfd pfd = { .events = POLLIN };
+	uint32_t flowinfo = 0;
+	struct cmsghdr *cm;
+	union ibv_gid gid;
+	struct ibv_wc wc;
+	struct ibv_ah *ah;
+	int one = 1, fd, i, sgid = -1;
+	bool got = false;
+
+	ASSERT_EQ(0, sxrc_sh("ip addr replace fd77::1/64 dev " WF_IF
+			     " nodad && ip -n " WF_NS " addr replace fd77::2/64"
+			     " dev " WF_PEER_IF " nodad"));
+	inet_pton(AF_INET6, "fd77::2", &peer6.sin6_addr);
+	ASSERT_EQ(0, setns(self->peer_ns, CLONE_NEWNET));
+	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_EQ(0, setns(self->orig_ns, CLONE_NEWNET));
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setsockopt(fd, IPPROTO_IPV6, IPV6_FLOWINFO, &one,
+				sizeof(one)));
+	/* RoCEv2 sends UDP checksum 0, which IPv6 sockets refuse by default. */
+	ASSERT_EQ(0, setsockopt(fd, IPPROTO_UDP, UDP_NO_CHECK6_RX, &one,
+				sizeof(one)));
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&peer6, sizeof(peer6)));
+
+	/* The link's GID of fd77::1 (the table follows the address). */
+	for (i = 0; i < 100 && sgid < 0; i++) {
+		int k;
+
+		for (k = 0; k < 16 && sgid < 0; k++)
+			if (!ibv_query_gid(self->ctx, 1, k, &gid) &&
+			    gid.raw[0] == 0xfd && gid.raw[1] == 0x77 &&
+			    gid.raw[15] == 1)
+				sgid = k;
+		if (sgid < 0)
+			usleep(50000);
+	}
+	ASSERT_LE(0, sgid);
+	aa.grh.sgid_index = sgid;
+	memcpy(aa.grh.dgid.raw, &peer6.sin6_addr, 16);
+	ah = ibv_create_ah(self->pd, &aa);
+	ASSERT_NE(NULL, ah);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = 0x000123;
+	wr.wr.ud.remote_qkey = WF_QKEY;
+	ASSERT_EQ(0, ibv_post_send(self->ud, &wr, &bad));
+	ASSERT_EQ(1, sxrc_poll_n(self->cq_ud, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0x6f1, wc.wr_id);
+
+	pfd.fd = fd;
+	ASSERT_EQ(1, poll(&pfd, 1, 10000));
+	ASSERT_LT(0, recvmsg(fd, &mh, 0));
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level == IPPROTO_IPV6 &&
+		    cm->cmsg_type == IPV6_FLOWINFO) {
+			memcpy(&flowinfo, CMSG_DATA(cm), sizeof(flowinfo));
+			got = true;
+		}
+	}
+	ASSERT_TRUE(got);
+	EXPECT_EQ(0x12345, ntohl(flowinfo) & 0xfffff);
+	EXPECT_EQ(0x28, (ntohl(flowinfo) >> 20) & 0xff);
+	EXPECT_EQ(TP_UD | SEND_ONLY, b[0]);
+	ibv_destroy_ah(ah);
+	close(fd);
+	sxrc_sh("ip addr del fd77::1/64 dev " WF_IF " 2>/dev/null; true");
 }
 
 TEST_HARNESS_MAIN
