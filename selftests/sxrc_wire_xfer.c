@@ -577,6 +577,25 @@ static int xf_wait(struct xf_ctx *c, struct xf_tcp *t, int ms)
 	return 0;
 }
 
+/*
+ * Completion @k of @what (a "message" received, a "send") must be a
+ * success of @opcode, the k-th WQE posted; else the program dies.
+ */
+static void xf_wc_expect(struct xf_ctx *c, const struct ibv_wc *wc,
+			 const char *what, uint64_t k, enum ibv_wc_opcode opcode)
+{
+	if (wc->status != IBV_WC_SUCCESS)
+		xf_die("%s %" PRIu64 ": %s (vendor error 0x%x), QP %s", what,
+		       k, ibv_wc_status_str(wc->status), wc->vendor_err,
+		       xf_qp_state(c->qp));
+	if (wc->wr_id != k)
+		xf_die("%s %" PRIu64 " completed WQE %" PRIu64, what, k,
+		       (uint64_t)wc->wr_id);
+	if (wc->opcode != opcode)
+		xf_die("%s %" PRIu64 ": opcode %d, not %d", what, k,
+		       wc->opcode, opcode);
+}
+
 static double xf_secs(double t0, double t1)
 {
 	return t1 > t0 ? t1 - t0 : 1e-9;
@@ -616,16 +635,7 @@ static double xf_receive(struct xf_ctx *c, struct xf_tcp *t,
 			uint8_t *p = c->ring + (recvd % XF_WINDOW) * XF_MSG_MAX;
 			long bad;
 
-			if (wc[i].status != IBV_WC_SUCCESS)
-				xf_die("message %" PRIu64 ": %s (vendor error 0x%x), QP %s",
-				       recvd, ibv_wc_status_str(wc[i].status),
-				       wc[i].vendor_err, xf_qp_state(c->qp));
-			if (wc[i].wr_id != recvd)
-				xf_die("message %" PRIu64 " completed receive WQE %" PRIu64,
-				       recvd, (uint64_t)wc[i].wr_id);
-			if (wc[i].opcode != IBV_WC_RECV)
-				xf_die("message %" PRIu64 ": opcode %d, not IBV_WC_RECV",
-				       recvd, wc[i].opcode);
+			xf_wc_expect(c, &wc[i], "message", recvd, IBV_WC_RECV);
 			if (!(wc[i].wc_flags & IBV_WC_WITH_IMM))
 				xf_die("message %" PRIu64 ": no immediate", recvd);
 			if (ntohl(wc[i].imm_data) != (uint32_t)recvd)
@@ -701,17 +711,7 @@ static double xf_send(struct xf_ctx *c, struct xf_tcp *t,
 		if (n < 0)
 			xf_die("ibv_poll_cq failed");
 		for (i = 0; i < n; i++, done++) {
-			if (wc[i].status != IBV_WC_SUCCESS)
-				xf_die("send %" PRIu64 ": %s (vendor error 0x%x), QP %s",
-				       (uint64_t)wc[i].wr_id,
-				       ibv_wc_status_str(wc[i].status),
-				       wc[i].vendor_err, xf_qp_state(c->qp));
-			if (wc[i].wr_id != done)
-				xf_die("send %" PRIu64 " completed as %" PRIu64,
-				       done, (uint64_t)wc[i].wr_id);
-			if (wc[i].opcode != IBV_WC_SEND)
-				xf_die("send %" PRIu64 ": opcode %d, not IBV_WC_SEND",
-				       done, wc[i].opcode);
+			xf_wc_expect(c, &wc[i], "send", done, IBV_WC_SEND);
 		}
 		if (n) {
 			last = xf_now();
