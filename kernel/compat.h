@@ -11,6 +11,13 @@
 #include <linux/version.h>
 #include <net/genetlink.h>
 
+/* 6.12 moved the unaligned access helpers from asm/ to linux/. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 12, 0)
+#include <asm/unaligned.h>
+#else
+#include <linux/unaligned.h>
+#endif
+
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
 /* 6.3 made vm_flags read-only and added accessors. */
 static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)

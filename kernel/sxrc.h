@@ -953,9 +953,16 @@ int sxrc_link_del(const char *name);
 int sxrc_link_init_module(void);
 void sxrc_link_exit_module(void);
 
-/* netlink.c: the resource view */
+/* netlink.c: the generic netlink family */
+struct genl_family;
+struct netlink_callback;
+extern struct genl_family sxrc_nl_family;
 int sxrc_nl_init(void);
 void sxrc_nl_exit(void);
+
+/* nl_res.c: the resource view, the family's SXRC_NL_CMD_RES_GET dump */
+int sxrc_nl_start(struct netlink_callback *cb);
+int sxrc_nl_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 
 /* object.c: the object core */
 extern const struct sxrc_type_info sxrc_types[];

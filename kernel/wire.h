@@ -276,18 +276,43 @@ static inline u32 sxrc_mtu_bytes(u32 path_mtu)
 }
 
 /*
+ * The UDP tunnel sockets, one per network namespace that has a link,
+ * shared by its links.  Under sxrc_devs_mutex.
+ */
+struct sxrc_wire_sock {
+	struct list_head entry;
+	struct net *net;
+	struct socket *sock;
+	struct socket *sock6;
+	u32 users;
+};
+
+static inline void sxrc_wire_count(struct sxrc_dev *dev,
+				   enum sxrc_wire_stat stat)
+{
+	atomic64_inc(&dev->wire_stats[stat]);
+}
+
+/*
  * A received packet had no effect at all (nothing executed, completed or
  * sent back): counters/wire_rx_dropped.
  */
 static inline void sxrc_wire_drop(struct sxrc_dev *dev)
 {
-	atomic64_inc(&dev->wire_stats[SXRC_WIRE_RX_DROPPED]);
+	sxrc_wire_count(dev, SXRC_WIRE_RX_DROPPED);
 }
 
-/* wire.c */
+/* wire_hdr.c */
+struct udphdr;
+
 extern const u16 sxrc_op_attr[SXRC_OP_NUM];
 u8 sxrc_wire_transport(u32 qp_type);
 u32 sxrc_wire_build(u8 *hdr, const struct sxrc_pkt *p);
+u32 sxrc_wire_icrc(const void *nh, bool v4, const struct udphdr *uh,
+		   const u8 *bth, u32 len);
+bool sxrc_wire_parse(struct sk_buff *skb, struct sxrc_pkt *p);
+
+/* wire_tx.c */
 int sxrc_wire_route_init(struct sxrc_wire_route *r);
 void sxrc_wire_route_destroy(struct sxrc_wire_route *r);
 int sxrc_wire_xmit(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
@@ -296,9 +321,9 @@ int sxrc_wire_xmit(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 int sxrc_wire_xmit_buf(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 		       struct sxrc_wire_qp *w, const u8 *hdr, u32 hlen,
 		       void *buf, u32 len);
-struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp);
 
 /* wire_req.c */
+struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp);
 extern const struct sxrc_path sxrc_wire_path;
 bool sxrc_wire_busy(struct sxrc_qp *qp);
 void sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p);
