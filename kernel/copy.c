@@ -429,6 +429,57 @@ static int sxrc_copy(struct sxrc_cursor *dst, struct sxrc_cursor *src,
 	return 0;
 }
 
+/**
+ * sxrc_sgl_pages - the pages under part of a list, to send them uncopied
+ * @src: the list
+ * @skip: bytes of it to skip
+ * @len: bytes wanted; @src holds @skip + @len
+ * @pp: filled with one piece per page touched, in order
+ * @max: room in @pp
+ *
+ * Only regions pinned for their life qualify: an ODP region's pages may
+ * go at any moment, a dma-buf has no pages of its own to lend, a kernel
+ * buffer is the caller's.  The caller takes its own page references
+ * while @src still holds its regions.
+ *
+ * Return: how many pieces of @pp describe the bytes, or 0 when they
+ * cannot be described so (an element that does not qualify, or more
+ * than @max pieces): copy them instead.
+ */
+u32 sxrc_sgl_pages(struct sxrc_sgl *src, u64 skip, u32 len,
+		   struct sxrc_page_piece *pp, u32 max)
+{
+	struct sxrc_cursor c;
+	u32 n = 0;
+
+	sxrc_cursor_init(&c, src, skip);
+	while (len) {
+		struct sxrc_seg *seg = sxrc_cursor_seg(&c);
+		struct sxrc_page_run *run;
+		unsigned long pgidx;
+		u64 byte;
+		u32 step;
+
+		if (!seg->umem || seg->umem->odp || seg->umem->kaddr ||
+		    n == max)
+			return 0;
+		byte = seg->off + c.pos;
+		step = min_t(u64, seg->len - c.pos,
+			     PAGE_SIZE - offset_in_page(byte));
+		step = min(step, len);
+		pgidx = byte >> PAGE_SHIFT;
+		c.run = sxrc_find_run(seg->umem, pgidx, c.run);
+		run = sxrc_umem_run(seg->umem, c.run);
+		pp[n].page = nth_page(run->page, pgidx - run->pgoff);
+		pp[n].off = offset_in_page(byte);
+		pp[n].len = step;
+		n++;
+		c.pos += step;
+		len -= step;
+	}
+	return n;
+}
+
 /*
  * Copy all of @src to the start of @dst, after skipping @skip bytes, for
  * the requester @qp: 0, or -EINTR if the copy stopped (sxrc_copy()).

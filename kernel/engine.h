@@ -38,6 +38,13 @@ struct sxrc_sgl {
 	bool fault;
 };
 
+/* Bytes of one page: a piece of a list lent to the network uncopied. */
+struct sxrc_page_piece {
+	struct page *page;
+	u32 off;
+	u32 len;
+};
+
 /* What a responder does with a message. */
 enum sxrc_msg_op {
 	SXRC_MSG_SEND,
@@ -231,6 +238,8 @@ int sxrc_copy_sgl(struct sxrc_sgl *dst, u64 skip, struct sxrc_sgl *src,
 		  struct sxrc_qp *qp);
 int sxrc_copy_range(struct sxrc_sgl *dst, u64 dskip, struct sxrc_sgl *src,
 		    u64 sskip, u64 len, struct sxrc_qp *qp);
+u32 sxrc_sgl_pages(struct sxrc_sgl *src, u64 skip, u32 len,
+		   struct sxrc_page_piece *pp, u32 max);
 
 /* responder.c */
 void sxrc_responder_error(struct sxrc_qp *dest, u32 event);

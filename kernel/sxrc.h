@@ -115,6 +115,8 @@ struct sxrc_stats {
  *	duplicates that cannot be answered, responses no request awaits,
  *	or the queue full
  * @SXRC_WIRE_RETRANSMITS: times a requester went back to resend
+ * @SXRC_WIRE_TX_LENT: of the packets sent, those whose payload went out
+ *	from the pages of its region, uncopied
  * @SXRC_WIRE_NUM_STATS: how many
  */
 enum sxrc_wire_stat {
@@ -122,6 +124,7 @@ enum sxrc_wire_stat {
 	SXRC_WIRE_RX,
 	SXRC_WIRE_RX_DROPPED,
 	SXRC_WIRE_RETRANSMITS,
+	SXRC_WIRE_TX_LENT,
 	SXRC_WIRE_NUM_STATS,
 };
 

@@ -308,8 +308,8 @@ struct udphdr;
 extern const u16 sxrc_op_attr[SXRC_OP_NUM];
 u8 sxrc_wire_transport(u32 qp_type);
 u32 sxrc_wire_build(u8 *hdr, const struct sxrc_pkt *p);
-u32 sxrc_wire_icrc(const void *nh, bool v4, const struct udphdr *uh,
-		   const u8 *bth, u32 len);
+u32 sxrc_wire_icrc_hdr(const void *nh, bool v4, const struct udphdr *uh,
+		       const u8 *bth);
 bool sxrc_wire_parse(struct sk_buff *skb, struct sxrc_pkt *p);
 
 /* wire_tx.c */

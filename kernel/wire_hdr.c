@@ -159,17 +159,20 @@ u32 sxrc_wire_build(u8 *hdr, const struct sxrc_pkt *p)
  * IPv6) and the UDP header with the fields routers change masked to
  * ones (IPv4: TOS, TTL, checksum; IPv6: traffic class, flow label, hop
  * limit; the UDP checksum), the BTH with its reserved byte masked, then
- * everything up to the ICRC.  The seed covers the 8 bytes of ones that
- * stand for the LRH RoCEv2 does not have.
+ * everything up to the ICRC, and inverted.  The seed covers the 8 bytes
+ * of ones that stand for the LRH RoCEv2 does not have.
+ *
+ * sxrc_wire_icrc_hdr() returns the CRC so far over the headers up to the
+ * end of the BTH (@bth): the caller goes on with crc32_le() over the
+ * bytes that follow, wherever they are, and inverts the result.
  */
-u32 sxrc_wire_icrc(const void *nh, bool v4, const struct udphdr *uh,
-		   const u8 *bth, u32 len)
+u32 sxrc_wire_icrc_hdr(const void *nh, bool v4, const struct udphdr *uh,
+		       const u8 *bth)
 {
 	u8 ph[sizeof(struct ipv6hdr) + sizeof(struct udphdr) + SXRC_BTH_LEN];
 	u32 nlen = v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
 	struct udphdr *mu = (struct udphdr *)(ph + nlen);
 	u8 *mb = (u8 *)(mu + 1);
-	u32 crc;
 
 	memcpy(ph, nh, nlen);
 	if (v4) {
@@ -189,9 +192,7 @@ u32 sxrc_wire_icrc(const void *nh, bool v4, const struct udphdr *uh,
 	mu->check = CSUM_MANGLED_0;
 	memcpy(mb, bth, SXRC_BTH_LEN);
 	mb[4] = 0xff;
-	crc = crc32_le(0xdebb20e3, ph, nlen + sizeof(*mu) + SXRC_BTH_LEN);
-	crc = crc32_le(crc, bth + SXRC_BTH_LEN, len - SXRC_BTH_LEN);
-	return ~crc;
+	return crc32_le(0xdebb20e3, ph, nlen + sizeof(*mu) + SXRC_BTH_LEN);
 }
 
 /*
@@ -203,7 +204,7 @@ bool sxrc_wire_parse(struct sk_buff *skb, struct sxrc_pkt *p)
 {
 	struct udphdr *uh = udp_hdr(skb);
 	u8 *h = (u8 *)(uh + 1), tp, op;
-	u32 n, off = SXRC_BTH_LEN;
+	u32 n, crc, off = SXRC_BTH_LEN;
 	bool v4;
 	u16 attr;
 
@@ -295,9 +296,10 @@ bool sxrc_wire_parse(struct sk_buff *skb, struct sxrc_pkt *p)
 	p->paylen = n - off - p->pad - SXRC_ICRC_LEN;
 	if (p->paylen && !(attr & SXRC_PA_PAYLOAD))
 		return false;
-	if (sxrc_wire_icrc(skb_network_header(skb), v4, uh, h,
-			   n - SXRC_ICRC_LEN) !=
-	    get_unaligned_le32(h + n - SXRC_ICRC_LEN))
+	crc = sxrc_wire_icrc_hdr(skb_network_header(skb), v4, uh, h);
+	crc = ~crc32_le(crc, h + SXRC_BTH_LEN,
+			n - SXRC_BTH_LEN - SXRC_ICRC_LEN);
+	if (crc != get_unaligned_le32(h + n - SXRC_ICRC_LEN))
 		return false;
 
 	p->ipv4 = v4;

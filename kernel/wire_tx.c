@@ -9,6 +9,8 @@
  * cannot reach the other (EHOSTUNREACH, a lost packet for the
  * requester).
  */
+#include <linux/crc32.h>
+#include <linux/highmem.h>
 #include <linux/ip.h>
 #include <linux/udp.h>
 #include <net/dst_cache.h>
@@ -191,10 +193,65 @@ static void sxrc_wire_push_ip6(struct sk_buff *skb,
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 }
 
+/* Payloads from this size on go out from their pages, uncopied. */
+#define SXRC_WIRE_ZC_MIN	512
+/* Pages a payload may lend a packet, at most (one fragment is the ICRC's). */
+#define SXRC_WIRE_FRAGS		16
+static_assert(SXRC_WIRE_FRAGS < MAX_SKB_FRAGS);
+
+/*
+ * Lend @n pieces of pages to @skb as its fragments, each with a page
+ * reference of its own: they are put when the network frees the skb,
+ * which may be after the region they belong to is gone.  @tail bytes
+ * (pad and ICRC) follow in a fragment of their own; returns where they
+ * go, or NULL (nothing lent).
+ */
+static u8 *sxrc_wire_lend(struct sk_buff *skb,
+			  const struct sxrc_page_piece *pp, u32 n, u32 tail)
+{
+	struct page *page;
+	u32 i, len = tail;
+	u8 *t;
+
+	t = netdev_alloc_frag(tail);
+	if (!t)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		get_page(pp[i].page);
+		skb_fill_page_desc(skb, i, pp[i].page, pp[i].off, pp[i].len);
+		len += pp[i].len;
+	}
+	page = virt_to_head_page(t);
+	skb_fill_page_desc(skb, n, page, t - (u8 *)page_address(page), tail);
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+	/* The bytes are the user's, who may write them meanwhile. */
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	return t;
+}
+
+/* @crc carried on over the bytes of @n pieces of pages. */
+static u32 sxrc_wire_crc_pages(u32 crc, const struct sxrc_page_piece *pp,
+			       u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		u8 *p = kmap_local_page(pp[i].page);
+
+		crc = crc32_le(crc, p + pp[i].off, pp[i].len);
+		kunmap_local(p);
+	}
+	return crc;
+}
+
 /*
  * Send one packet of @dev to @ah for the QP whose wire state is @w:
  * headers @hdr, then @len bytes of payload from @src at @off (or from
- * @buf), padded, then the ICRC.
+ * @buf), padded, then the ICRC.  A payload of SXRC_WIRE_ZC_MIN bytes or
+ * more in pinned regions goes out from its pages (sxrc_wire_lend()),
+ * others are copied into the packet.
  * Called in process context; @qp (or NULL) is the QP whose death stops
  * a copy.  Returns 0 or a negative errno; a packet the network drops is
  * not an error here.  The UDP checksum is 0, as rdma_rxe sends it (the
@@ -205,13 +262,15 @@ static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 			  struct sxrc_sgl *src, u64 off, void *buf, u32 len,
 			  struct sxrc_qp *qp)
 {
-	u32 pad = -len & 3, tlen = hlen + len + pad + SXRC_ICRC_LEN;
+	u32 pad = -len & 3, tail = pad + SXRC_ICRC_LEN, tlen = hlen + len + tail;
 	u32 room = sizeof(struct ipv6hdr) + sizeof(struct udphdr);
+	struct sxrc_page_piece pp[SXRC_WIRE_FRAGS];
 	struct net_device *ndev;
 	struct dst_entry *dst;
 	struct sk_buff *skb;
 	struct udphdr *uh;
-	u8 sgid[16], *bth, *icrc;
+	u8 sgid[16], *bth, *trailer;
+	u32 lent = 0, crc;
 	bool v4;
 	int ret;
 
@@ -223,7 +282,10 @@ static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 	dst = sxrc_wire_route(dev, &w->route, sgid, ah->dgid, v4, &ndev);
 	if (IS_ERR(dst))
 		return PTR_ERR(dst);
-	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + room + tlen, GFP_KERNEL);
+	if (!buf && len >= SXRC_WIRE_ZC_MIN)
+		lent = sxrc_sgl_pages(src, off, len, pp, ARRAY_SIZE(pp));
+	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + room + (lent ? hlen : tlen),
+			GFP_KERNEL);
 	if (!skb) {
 		ret = -ENOMEM;
 		goto err;
@@ -231,25 +293,35 @@ static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 	skb_reserve(skb, LL_RESERVED_SPACE(ndev) + room);
 	bth = skb_put_data(skb, hdr, hlen);
 	bth[1] |= pad << 4;
-	if (len) {
-		void *data = skb_put(skb, len);
+	if (lent) {
+		trailer = sxrc_wire_lend(skb, pp, lent, tail);
+		if (!trailer) {
+			kfree_skb(skb);
+			ret = -ENOMEM;
+			goto err;
+		}
+	} else {
+		if (len) {
+			void *data = skb_put(skb, len);
 
-		if (buf) {
-			memcpy(data, buf, len);
-		} else {
-			struct sxrc_sgl dst_sgl = { .n = 0 };
+			if (buf) {
+				memcpy(data, buf, len);
+			} else {
+				struct sxrc_sgl dst_sgl = { .n = 0 };
 
-			sxrc_sgl_add_kbuf(&dst_sgl, data, len);
-			ret = sxrc_copy_range(&dst_sgl, 0, src, off, len, qp);
-			if (ret) {
-				kfree_skb(skb);
-				goto err;
+				sxrc_sgl_add_kbuf(&dst_sgl, data, len);
+				ret = sxrc_copy_range(&dst_sgl, 0, src, off,
+						      len, qp);
+				if (ret) {
+					kfree_skb(skb);
+					goto err;
+				}
 			}
 		}
+		/* Its place now: the IP header's length counts it. */
+		trailer = skb_put(skb, tail);
 	}
-	skb_put_zero(skb, pad);
-	/* Its place now: the IP header's length counts it. */
-	icrc = skb_put(skb, SXRC_ICRC_LEN);
+	memset(trailer, 0, pad);
 
 	skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
@@ -263,8 +335,14 @@ static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 		sxrc_wire_push_ip4(skb, dev_net(ndev), ah, sgid);
 	else
 		sxrc_wire_push_ip6(skb, ah, sgid);
-	put_unaligned_le32(sxrc_wire_icrc(skb_network_header(skb), v4, uh,
-					  bth, hlen + len + pad), icrc);
+	crc = sxrc_wire_icrc_hdr(skb_network_header(skb), v4, uh, bth);
+	crc = crc32_le(crc, bth + SXRC_BTH_LEN, hlen - SXRC_BTH_LEN);
+	if (lent)
+		crc = sxrc_wire_crc_pages(crc, pp, lent);
+	else
+		crc = crc32_le(crc, bth + hlen, len);
+	crc = crc32_le(crc, trailer, pad);
+	put_unaligned_le32(~crc, trailer + pad);
 	skb->dev = ndev;
 	skb_dst_set(skb, dst);
 	if (v4)
@@ -273,6 +351,8 @@ static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 		ret = ip6_local_out(dev_net(ndev), NULL, skb);
 	ret = net_xmit_eval(ret) ? -ENOBUFS : 0;
 	sxrc_wire_count(dev, SXRC_WIRE_TX);
+	if (lent)
+		sxrc_wire_count(dev, SXRC_WIRE_TX_LENT);
 	dev_put(ndev);
 	return ret;
 

@@ -29,6 +29,9 @@
  *   peer.qp_gone     the peer's QP was destroyed: the same
  *   peer.no_receive  the peer posts no receive: RNR_RETRY_EXC_ERR after
  *                    rnr_retry RNR NAKs
+ *   peer.pages_gone_in_flight  packets sent from a region's pages
+ *                    (uncopied) and held by netem arrive intact after
+ *                    the QP, the region and the memory are gone
  *   xrc.shared_rcv_qp  three processes of the peer host share one XRC
  *                    receive QP through OFED's calls (one creates it, two
  *                    register), each with its XRC SRQ; this host's XRC
@@ -436,6 +439,7 @@ TEST_F_TIMEOUT(stream, sends, WS_SECS + 60)
 {
 	size_t total = ws_stream_bytes(), sent_bytes = 0, off = 0;
 	uint64_t sent = 0, scomp = 0, recvd = 0, posted = 0, nmsg = 0;
+	long lent = ws_counter(WS_DEV_A, "wire_tx_lent");
 	struct sxrc_rng rng = { 0x5eed5 };
 	struct ibv_wc wc[16];
 	uint64_t *offs;
@@ -530,7 +534,11 @@ TEST_F_TIMEOUT(stream, sends, WS_SECS + 60)
 	}
 	EXPECT_EQ(nmsg, scomp);
 	EXPECT_EQ(0, sxrc_poll_n(self->b.cq, wc, 1, 500));
-	TH_LOG("%zu bytes in %llu messages", total, (unsigned long long)nmsg);
+	lent = ws_counter(WS_DEV_A, "wire_tx_lent") - lent;
+	TH_LOG("%zu bytes in %llu messages, %ld packets lent their pages",
+	       total, (unsigned long long)nmsg, lent);
+	/* Most payloads went out from a's pages, uncopied. */
+	EXPECT_LT(0, lent);
 	ws_netem_seen(_metadata, self);
 	free(lens);
 	free(offs);
@@ -753,6 +761,77 @@ TEST_F_TIMEOUT(peer, qp_gone, 120)
 TEST_F_TIMEOUT(peer, no_receive, 120)
 {
 	ws_send_fails(_metadata, &self->a, IBV_WC_RNR_RETRY_EXC_ERR, 60);
+}
+
+/*
+ * A packet that went out from the pages of its region outlives the
+ * region: netem holds a's packets half a second while a's QP, region and
+ * memory go and the memory is written over; they still arrive, with the
+ * bytes they had when posted.
+ */
+#define WS_LENT_MSGS	4
+#define WS_LENT_LEN	16384	/* 16 packets of MTU 1024 each */
+
+TEST_F_TIMEOUT(peer, pages_gone_in_flight, 120)
+{
+	long lent = ws_counter(WS_DEV_A, "wire_tx_lent");
+	size_t churn_len = 64 << 20;
+	struct ibv_wc wc[WS_LENT_MSGS];
+	uint8_t *churn;
+	int i;
+
+	for (i = 0; i < WS_LENT_MSGS; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)self->b.mem + i * WS_LENT_LEN,
+			.length = WS_LENT_LEN, .lkey = self->b.mr->lkey,
+		};
+		struct ibv_recv_wr wr = {
+			.wr_id = i, .sg_list = &sge, .num_sge = 1,
+		}, *bad;
+
+		ASSERT_EQ(0, ibv_post_recv(self->b.qp, &wr, &bad));
+	}
+	ws_fill(self->a.mem, 0, WS_LENT_MSGS * WS_LENT_LEN, 77);
+	self->cut = true;
+	ASSERT_EQ(0, sxrc_sh("tc qdisc change dev " WS_IF_A
+			   " root netem delay 500ms"));
+	for (i = 0; i < WS_LENT_MSGS; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)self->a.mem + i * WS_LENT_LEN,
+			.length = WS_LENT_LEN, .lkey = self->a.mr->lkey,
+		};
+		struct ibv_send_wr wr = {
+			.wr_id = i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_SEND,
+		}, *bad;
+
+		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+	}
+	/* All of it is on the wire, from a's pages. */
+	ASSERT_LE(lent + WS_LENT_MSGS * WS_LENT_LEN / 1024,
+		  ws_counter(WS_DEV_A, "wire_tx_lent"));
+	ASSERT_EQ(0, ibv_destroy_qp(self->a.qp));
+	self->a.qp = NULL;
+	ASSERT_EQ(0, ibv_dereg_mr(self->a.mr));
+	self->a.mr = NULL;
+	ASSERT_EQ(0, munmap(self->a.mem, self->a.len));
+	self->a.mem = NULL;
+	/* The pages just freed are the first to be handed out again. */
+	churn = sxrc_map(churn_len, 0);
+	ASSERT_NE(NULL, churn);
+	memset(churn, 0x5a, churn_len);
+	munmap(churn, churn_len);
+
+	ASSERT_EQ(WS_LENT_MSGS,
+		  sxrc_poll_n(self->b.cq, wc, WS_LENT_MSGS, 10000));
+	for (i = 0; i < WS_LENT_MSGS; i++) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+		EXPECT_EQ(IBV_WC_RECV, wc[i].opcode);
+		EXPECT_EQ(i, wc[i].wr_id);
+		EXPECT_EQ(WS_LENT_LEN, wc[i].byte_len);
+		EXPECT_EQ(-1, ws_check(self->b.mem + i * WS_LENT_LEN,
+				       i * WS_LENT_LEN, WS_LENT_LEN, 77));
+	}
 }
 
 /*
