@@ -250,8 +250,9 @@ static u32 sxrc_wire_crc_pages(u32 crc, const struct sxrc_page_piece *pp,
  * Send one packet of @dev to @ah for the QP whose wire state is @w:
  * headers @hdr, then @len bytes of payload from @src at @off (or from
  * @buf), padded, then the ICRC.  A payload of SXRC_WIRE_ZC_MIN bytes or
- * more in pinned regions goes out from its pages (sxrc_wire_lend()),
- * others are copied into the packet.
+ * more in pinned regions, to an interface that does scatter-gather, goes
+ * out from its pages (sxrc_wire_lend()); others are copied into the
+ * packet.
  * Called in process context; @qp (or NULL) is the QP whose death stops
  * a copy.  Returns 0 or a negative errno; a packet the network drops is
  * not an error here.  The UDP checksum is 0, as rdma_rxe sends it (the
@@ -282,7 +283,9 @@ static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 	dst = sxrc_wire_route(dev, &w->route, sgid, ah->dgid, v4, &ndev);
 	if (IS_ERR(dst))
 		return PTR_ERR(dst);
-	if (!buf && len >= SXRC_WIRE_ZC_MIN)
+	/* Without scatter-gather the stack would copy them back together. */
+	if (!buf && len >= SXRC_WIRE_ZC_MIN &&
+	    (dst->dev->features & NETIF_F_SG))
 		lent = sxrc_sgl_pages(src, off, len, pp, ARRAY_SIZE(pp));
 	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + room + (lent ? hlen : tlen),
 			GFP_KERNEL);
