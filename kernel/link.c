@@ -9,6 +9,11 @@
  *
  * Locks: RTNL, then sxrc_devs_mutex (main.c).  A link's ndev is written
  * under both and read under RCU (the data path's GID lookups) or either.
+ *
+ * The GID table is read from the interface's addresses when asked for.
+ * When an address comes or goes, IPv4 or IPv6, a work item compares each
+ * link's table with the one its users last heard of and tells them of a
+ * change (IBV_EVENT_GID_CHANGE).
  */
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
@@ -63,6 +68,9 @@ static void sxrc_link_set_state(struct sxrc_dev *dev, struct net_device *ndev)
 			       SXRC_EVENT_PORT_ACTIVE : SXRC_EVENT_PORT_ERR, 1);
 }
 
+static u32 sxrc_link_gids(struct sxrc_dev *dev,
+			  u8 gids[SXRC_LINK_GID_TBL_LEN][16]);
+
 /* Make @dev a link of @ndev; RTNL and sxrc_devs_mutex are held. */
 void sxrc_link_init(struct sxrc_dev *dev, struct net_device *ndev)
 {
@@ -73,6 +81,7 @@ void sxrc_link_init(struct sxrc_dev *dev, struct net_device *ndev)
 	addrconf_addr_eui48((u8 *)&dev->node_guid, ndev->dev_addr);
 	dev->ndev_mtu = sxrc_link_mtu(ndev->mtu);
 	dev->port_state = sxrc_link_port_state(ndev);
+	dev->ngids = sxrc_link_gids(dev, dev->gids);
 }
 
 /* Let go of the interface; RTNL and sxrc_devs_mutex are held. */
@@ -138,6 +147,35 @@ static void sxrc_gid_walk(struct net_device *ndev,
 		read_unlock_bh(&in6->lock);
 	}
 #endif
+}
+
+struct sxrc_gid_copy {
+	u8 (*gids)[16];
+	u32 n;
+};
+
+static bool sxrc_gid_copy(const u8 *gid, u32 index, void *arg)
+{
+	struct sxrc_gid_copy *c = arg;
+
+	memcpy(c->gids[index], gid, 16);
+	c->n = index + 1;
+	return false;
+}
+
+/* Copy the GID table of the link @dev to @gids; returns its entries. */
+static u32 sxrc_link_gids(struct sxrc_dev *dev,
+			  u8 gids[SXRC_LINK_GID_TBL_LEN][16])
+{
+	struct sxrc_gid_copy c = { .gids = gids };
+	struct net_device *ndev;
+
+	rcu_read_lock();
+	ndev = rcu_dereference(dev->ndev);
+	if (ndev)
+		sxrc_gid_walk(ndev, sxrc_gid_copy, &c);
+	rcu_read_unlock();
+	return c.n;
 }
 
 struct sxrc_gid_find {
@@ -337,26 +375,53 @@ static struct notifier_block sxrc_netdev_nb = {
 	.notifier_call = sxrc_netdev_event,
 };
 
-/* An IPv4 address came or went (process context, RTNL held). */
-static int sxrc_inetaddr_event(struct notifier_block *nb, unsigned long event,
-			       void *ptr)
+/*
+ * Addresses came or went: each link whose GID table is not what its
+ * users last heard of tells them.  A work item, as the IPv6 address
+ * notifier may not sleep; the IPv4 one takes the same way, so that an
+ * event means a table that changed.
+ */
+static void sxrc_gid_check(struct work_struct *work)
 {
-	struct in_ifaddr *ifa = ptr;
+	u8 gids[SXRC_LINK_GID_TBL_LEN][16];
 	struct sxrc_dev *dev;
+	u32 i, n;
 
-	if (event != NETDEV_UP && event != NETDEV_DOWN)
-		return NOTIFY_DONE;
 	sxrc_devs_lock();
-	dev = sxrc_link_of(ifa->ifa_dev->dev);
-	if (dev)
+	for (i = 0; i < SXRC_MAX_DEVICES; i++) {
+		dev = sxrc_dev_locked(i);
+		if (!dev || !rcu_access_pointer(dev->ndev))
+			continue;
+		n = sxrc_link_gids(dev, gids);
+		if (n == dev->ngids && !memcmp(gids, dev->gids, n * 16))
+			continue;
+		memcpy(dev->gids, gids, sizeof(gids));
+		dev->ngids = n;
 		sxrc_dev_event(dev, SXRC_EVENT_GID_CHANGE, 1);
+	}
 	sxrc_devs_unlock();
+}
+
+static DECLARE_WORK(sxrc_gid_work, sxrc_gid_check);
+
+/* An IPv4 or IPv6 address came or went. */
+static int sxrc_addr_event(struct notifier_block *nb, unsigned long event,
+			   void *ptr)
+{
+	if (event == NETDEV_UP || event == NETDEV_DOWN)
+		schedule_work(&sxrc_gid_work);
 	return NOTIFY_DONE;
 }
 
 static struct notifier_block sxrc_inetaddr_nb = {
-	.notifier_call = sxrc_inetaddr_event,
+	.notifier_call = sxrc_addr_event,
 };
+
+#if IS_ENABLED(CONFIG_IPV6)
+static struct notifier_block sxrc_inet6addr_nb = {
+	.notifier_call = sxrc_addr_event,
+};
+#endif
 
 /* The links the "netdev" parameter asks for, each at the first free slot. */
 static void sxrc_link_add_param(void)
@@ -397,13 +462,25 @@ int sxrc_link_init_module(void)
 	if (ret)
 		return ret;
 	ret = register_inetaddr_notifier(&sxrc_inetaddr_nb);
-	if (ret) {
-		unregister_netdevice_notifier(&sxrc_netdev_nb);
-		return ret;
-	}
+	if (ret)
+		goto err_netdev;
+#if IS_ENABLED(CONFIG_IPV6)
+	ret = register_inet6addr_notifier(&sxrc_inet6addr_nb);
+	if (ret)
+		goto err_inet;
+#endif
 	if (netdev)
 		sxrc_link_add_param();
 	return 0;
+
+#if IS_ENABLED(CONFIG_IPV6)
+err_inet:
+	unregister_inetaddr_notifier(&sxrc_inetaddr_nb);
+#endif
+err_netdev:
+	unregister_netdevice_notifier(&sxrc_netdev_nb);
+	cancel_work_sync(&sxrc_gid_work);
+	return ret;
 }
 
 void sxrc_link_exit_module(void)
@@ -411,8 +488,12 @@ void sxrc_link_exit_module(void)
 	struct sxrc_dev *dev;
 	u32 i;
 
+#if IS_ENABLED(CONFIG_IPV6)
+	unregister_inet6addr_notifier(&sxrc_inet6addr_nb);
+#endif
 	unregister_inetaddr_notifier(&sxrc_inetaddr_nb);
 	unregister_netdevice_notifier(&sxrc_netdev_nb);
+	cancel_work_sync(&sxrc_gid_work);
 	rtnl_lock();
 	sxrc_devs_lock();
 	for (i = 0; i < SXRC_MAX_DEVICES; i++) {

@@ -193,6 +193,9 @@ struct sxrc_sqpoll {
  * @ndev_tracker: the reference's tracker
  * @ndev_mtu: a link's path MTU, an IBV_MTU_* value from its MTU; RTNL
  *	writes, readers READ_ONCE()
+ * @gids: a link's GID table as its users last heard of it (a GID_CHANGE
+ *	event when it changes, link.c); under sxrc_devs_mutex
+ * @ngids: entries of @gids
  * @sqpoll: the send queue polling thread, from the device's creation to
  *	its removal
  */
@@ -232,6 +235,8 @@ struct sxrc_dev {
 	struct net_device __rcu *ndev;
 	netdevice_tracker ndev_tracker;
 	u32 ndev_mtu;
+	u8 gids[SXRC_LINK_GID_TBL_LEN][16];
+	u32 ngids;
 	struct sxrc_sqpoll sqpoll;
 	struct sk_buff_head wire_rxq;
 	struct work_struct wire_rx;

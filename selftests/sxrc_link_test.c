@@ -169,6 +169,7 @@ TEST_F_TIMEOUT(link, port_and_gids, 300)
 	struct ibv_port_attr pa;
 	union ibv_gid gid;
 	uint8_t v4[16] = { [10] = 0xff, [11] = 0xff, 10, 78, 0, 1 };
+	uint8_t v6[16] = { 0xfd, 0x78, [15] = 9 };
 
 	ASSERT_EQ(0, ibv_query_port(self->ctx, 1, &pa));
 	EXPECT_EQ(IBV_LINK_LAYER_ETHERNET, pa.link_layer);
@@ -204,6 +205,21 @@ TEST_F_TIMEOUT(link, port_and_gids, 300)
 	ASSERT_EQ(0, lk_sh(NULL, "ip addr del 10.78.0.9/24 dev " LK_IF));
 	EXPECT_EQ(0, lk_event(self->ctx, IBV_EVENT_GID_CHANGE));
 	EXPECT_EQ(ENODATA, ibv_query_gid_ex(self->ctx, 1, 2, &e, 0));
+
+	/* An IPv6 address likewise, after the IPv4 ones. */
+	ASSERT_EQ(0, lk_sh(NULL, "ip -6 addr add fd78::9/64 dev " LK_IF
+			   " nodad"));
+	EXPECT_EQ(0, lk_event(self->ctx, IBV_EVENT_GID_CHANGE));
+	ASSERT_EQ(0, ibv_query_gid_ex(self->ctx, 1, 2, &e, 0));
+	EXPECT_EQ(0, memcmp(e.gid.raw, v6, 16));
+	ASSERT_EQ(0, lk_sh(NULL, "ip -6 addr del fd78::9/64 dev " LK_IF));
+	EXPECT_EQ(0, lk_event(self->ctx, IBV_EVENT_GID_CHANGE));
+	EXPECT_EQ(ENODATA, ibv_query_gid_ex(self->ctx, 1, 2, &e, 0));
+	/* An address elsewhere changes nothing here: no event. */
+	ASSERT_EQ(0, lk_sh(NULL, "ip -6 addr add fd79::9/64 dev " LK_PEER
+			   " nodad"));
+	ASSERT_EQ(0, lk_sh(NULL, "ip -6 addr del fd79::9/64 dev " LK_PEER));
+	EXPECT_NE(0, lk_event(self->ctx, IBV_EVENT_GID_CHANGE));
 }
 
 /* Up, down, carrier and MTU of the interface reach the port. */
