@@ -231,6 +231,30 @@ static u8 *sxrc_wire_lend(struct sk_buff *skb,
 	return t;
 }
 
+/*
+ * Copy @len bytes of payload from @src at @off (or from @buf) to the end
+ * of @skb's linear part.  Out of line: the list it copies to is large,
+ * and the sender's stack holds the pieces it may lend instead.
+ */
+static noinline_for_stack int sxrc_wire_copy(struct sk_buff *skb,
+					     struct sxrc_sgl *src, u64 off,
+					     void *buf, u32 len,
+					     struct sxrc_qp *qp)
+{
+	struct sxrc_sgl dst_sgl = { .n = 0 };
+	void *data;
+
+	if (!len)
+		return 0;
+	data = skb_put(skb, len);
+	if (buf) {
+		memcpy(data, buf, len);
+		return 0;
+	}
+	sxrc_sgl_add_kbuf(&dst_sgl, data, len);
+	return sxrc_copy_range(&dst_sgl, 0, src, off, len, qp);
+}
+
 /* @crc carried on over the bytes of @n pieces of pages. */
 static u32 sxrc_wire_crc_pages(u32 crc, const struct sxrc_page_piece *pp,
 			       u32 n)
@@ -304,22 +328,10 @@ static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 			goto err;
 		}
 	} else {
-		if (len) {
-			void *data = skb_put(skb, len);
-
-			if (buf) {
-				memcpy(data, buf, len);
-			} else {
-				struct sxrc_sgl dst_sgl = { .n = 0 };
-
-				sxrc_sgl_add_kbuf(&dst_sgl, data, len);
-				ret = sxrc_copy_range(&dst_sgl, 0, src, off,
-						      len, qp);
-				if (ret) {
-					kfree_skb(skb);
-					goto err;
-				}
-			}
+		ret = sxrc_wire_copy(skb, src, off, buf, len, qp);
+		if (ret) {
+			kfree_skb(skb);
+			goto err;
 		}
 		/* Its place now: the IP header's length counts it. */
 		trailer = skb_put(skb, tail);
