@@ -269,6 +269,50 @@ int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe)
 	return 0;
 }
 
+/**
+ * sxrc_cq_notify - SXRC_CQ_NOTIFY: fire an arm for waiting completions
+ * @call: input struct sxrc_handle_in
+ *
+ * The library stored an arm and found a completion that matches it
+ * already in the ring (uapi: "CQ arming").  The arm fires as for a new
+ * completion if it is still set (a completion since may have fired it)
+ * and the ring is not empty.  Which waiting completion matched is the
+ * library's word: a wrong one only wakes its own channel.
+ *
+ * Return: 0, or -EINVAL for a handle that names no CQ of the context.
+ */
+int sxrc_cq_notify(struct sxrc_call *call)
+{
+	const struct sxrc_handle_in *in = call->in;
+	struct sxrc_ring_hdr *hdr;
+	struct sxrc_obj *obj;
+	struct sxrc_cq *cq;
+	bool notify = false;
+	u32 arm;
+
+	if (in->reserved)
+		return -EINVAL;
+	obj = sxrc_obj_get(call->ctx, in->handle, SXRC_TYPE_CQ);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	cq = to_sxrc_cq(obj);
+
+	spin_lock(&cq->lock);
+	hdr = sxrc_ring_hdr(cq->ring);
+	arm = READ_ONCE(hdr->arm);
+	if (!cq->dead && !cq->error &&
+	    (arm == SXRC_CQ_ARM_NEXT || arm == SXRC_CQ_ARM_SOLICITED) &&
+	    sxrc_ring_count(cq->ring, cq->prod, sxrc_ring_cons(cq->ring)) > 0 &&
+	    cmpxchg(&hdr->arm, arm, SXRC_CQ_ARM_NONE) == arm)
+		notify = true;
+	spin_unlock(&cq->lock);
+
+	if (notify)
+		sxrc_channel_notify(cq);
+	sxrc_obj_put(obj);
+	return 0;
+}
+
 static void sxrc_cq_destroy_obj(struct sxrc_obj *obj)
 {
 	struct sxrc_cq *cq = to_sxrc_cq(obj);

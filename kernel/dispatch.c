@@ -166,6 +166,7 @@ static const struct sxrc_method sxrc_cq_methods[] = {
 		.out_min = SXRC_CQ_RING_OUT_V1,
 		.out_size = sizeof(struct sxrc_cq_ring_out),
 	},
+	[SXRC_CQ_NOTIFY] = SXRC_METHOD_IN(sxrc_cq_notify, struct sxrc_handle_in),
 };
 
 static const struct sxrc_method sxrc_channel_methods[] = {

@@ -1090,6 +1090,7 @@ void sxrc_mw_binding_release(struct sxrc_mw_binding *b);
 int sxrc_cq_create(struct sxrc_call *call);
 int sxrc_cq_destroy(struct sxrc_call *call);
 int sxrc_cq_resize(struct sxrc_call *call);
+int sxrc_cq_notify(struct sxrc_call *call);
 int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe);
 int sxrc_channel_create(struct sxrc_call *call);
 

@@ -194,6 +194,71 @@ TEST_F(cq, channel_events)
 	EXPECT_EQ(0, ibv_destroy_comp_channel(ch));
 }
 
+/*
+ * An arm that finds completions not yet polled fires at once, as a
+ * ConnectX CQ does (its arm names the next index to be polled, not the
+ * next completion to come).  Open MPI's openib connection manager polls
+ * at most 20 completions, arms and sleeps without polling again: a
+ * completion that lands between its poll and its arm must still wake it.
+ */
+TEST_F(cq, arm_finds_unpolled)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(self->ctx);
+	struct pollfd pfd;
+	struct ibv_cq *cq, *ev_cq;
+	struct ibv_wc wc[8];
+	struct ibv_qp *qp;
+	void *ev_ctx;
+
+	ASSERT_NE(NULL, ch);
+	cq = ibv_create_cq(self->ctx, 16, NULL, ch, 0);
+	ASSERT_NE(NULL, cq);
+	pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+	qp = qp_with_recvs(_metadata, self, cq, 3);
+	ASSERT_NE(NULL, qp);
+	ASSERT_EQ(0, sxrc_qp_to(qp, IBV_QPS_ERR));
+	EXPECT_EQ(0, poll(&pfd, 1, 50));
+	ASSERT_EQ(1, ibv_poll_cq(cq, 1, wc));
+
+	/* Two left unpolled: the arm fires now, once. */
+	ASSERT_EQ(0, ibv_req_notify_cq(cq, 0));
+	ASSERT_EQ(1, poll(&pfd, 1, 1000));
+	ASSERT_EQ(0, ibv_get_cq_event(ch, &ev_cq, &ev_ctx));
+	EXPECT_EQ(cq, ev_cq);
+	ibv_ack_cq_events(cq, 1);
+	EXPECT_EQ(0, poll(&pfd, 1, 50));
+	ASSERT_EQ(2, ibv_poll_cq(cq, 8, wc));
+	EXPECT_EQ(101, wc[0].wr_id);
+	EXPECT_EQ(102, wc[1].wr_id);
+
+	/* Nothing unpolled: the arm waits for the next completion. */
+	ASSERT_EQ(0, ibv_req_notify_cq(cq, 0));
+	EXPECT_EQ(0, poll(&pfd, 1, 100));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+	qp = qp_with_recvs(_metadata, self, cq, 1);
+	ASSERT_NE(NULL, qp);
+	ASSERT_EQ(0, sxrc_qp_to(qp, IBV_QPS_ERR));
+	ASSERT_EQ(1, poll(&pfd, 1, 1000));
+	ASSERT_EQ(0, ibv_get_cq_event(ch, &ev_cq, &ev_ctx));
+	ibv_ack_cq_events(cq, 1);
+	EXPECT_EQ(1, ibv_poll_cq(cq, 8, wc));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+
+	/* Solicited-only: an unpolled error completion is what it asks for. */
+	qp = qp_with_recvs(_metadata, self, cq, 1);
+	ASSERT_NE(NULL, qp);
+	ASSERT_EQ(0, sxrc_qp_to(qp, IBV_QPS_ERR));
+	ASSERT_EQ(0, ibv_req_notify_cq(cq, 1));
+	ASSERT_EQ(1, poll(&pfd, 1, 1000));
+	ASSERT_EQ(0, ibv_get_cq_event(ch, &ev_cq, &ev_ctx));
+	ibv_ack_cq_events(cq, 1);
+	EXPECT_EQ(1, ibv_poll_cq(cq, 8, wc));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
+	EXPECT_EQ(0, ibv_destroy_comp_channel(ch));
+}
+
 struct acker {
 	struct ibv_cq *cq;
 	int acked;

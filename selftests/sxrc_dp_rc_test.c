@@ -589,4 +589,69 @@ TEST_F(dp, solicited_events)
 	ASSERT_EQ(0, ibv_destroy_comp_channel(ch));
 }
 
+/*
+ * A solicited-only arm that finds completions not yet polled fires at
+ * once if one of them is solicited, and not for unsolicited ones
+ * (cq.arm_finds_unpolled).  A local RC SEND completes at the requester
+ * after its receive completion is in B's CQ.
+ */
+TEST_F(dp, solicited_arm_finds_unpolled)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(self->ctx);
+	struct ibv_sge s = sge_at(self, SRC, 16);
+	struct ibv_send_wr wr;
+	struct pollfd pfd;
+	struct ibv_cq *cq, *ev_cq;
+	struct ibv_wc wc[4];
+	void *ev_ctx;
+	int i;
+
+	ASSERT_NE(NULL, ch);
+	cq = ibv_create_cq(self->ctx, 64, NULL, ch, 0);
+	ASSERT_NE(NULL, cq);
+	self->cqb = cq;
+	ASSERT_EQ(0, make_pair(self, &rc_conn));
+	pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+	for (i = 1; i <= 4; i++)
+		ASSERT_EQ(0, post_recv(self, self->b, i, DST, 64));
+
+	/* Unarmed: an unsolicited and a solicited SEND land, unpolled. */
+	wr = mk_wr(1, IBV_WR_SEND, &s, 0);
+	ASSERT_EQ(0, post_wr(self->a, &wr));
+	ASSERT_EQ(1, wait_wc(self->cqa, &wc[0]));
+	wr = mk_wr(2, IBV_WR_SEND, &s, IBV_SEND_SOLICITED);
+	ASSERT_EQ(0, post_wr(self->a, &wr));
+	ASSERT_EQ(1, wait_wc(self->cqa, &wc[0]));
+	EXPECT_EQ(0, poll(&pfd, 1, 50));
+	ASSERT_EQ(0, ibv_req_notify_cq(cq, 1));
+	ASSERT_EQ(1, poll(&pfd, 1, 1000));
+	ASSERT_EQ(0, ibv_get_cq_event(ch, &ev_cq, &ev_ctx));
+	EXPECT_EQ(cq, ev_cq);
+	ibv_ack_cq_events(cq, 1);
+	ASSERT_EQ(2, ibv_poll_cq(cq, 4, wc));
+	EXPECT_WC(wc[0], 1, IBV_WC_SUCCESS, IBV_WC_RECV);
+	EXPECT_WC(wc[1], 2, IBV_WC_SUCCESS, IBV_WC_RECV);
+
+	/* Only an unsolicited one unpolled: the arm stays for the next. */
+	wr = mk_wr(3, IBV_WR_SEND, &s, 0);
+	ASSERT_EQ(0, post_wr(self->a, &wr));
+	ASSERT_EQ(1, wait_wc(self->cqa, &wc[0]));
+	ASSERT_EQ(0, ibv_req_notify_cq(cq, 1));
+	EXPECT_EQ(0, poll(&pfd, 1, 100));
+	wr = mk_wr(4, IBV_WR_SEND, &s, IBV_SEND_SOLICITED);
+	ASSERT_EQ(0, post_wr(self->a, &wr));
+	ASSERT_EQ(1, poll(&pfd, 1, 1000));
+	ASSERT_EQ(0, ibv_get_cq_event(ch, &ev_cq, &ev_ctx));
+	ibv_ack_cq_events(cq, 1);
+	ASSERT_EQ(2, ibv_poll_cq(cq, 4, wc));
+	EXPECT_WC(wc[0], 3, IBV_WC_SUCCESS, IBV_WC_RECV);
+	EXPECT_WC(wc[1], 4, IBV_WC_SUCCESS, IBV_WC_RECV);
+	ASSERT_EQ(1, wait_wc(self->cqa, &wc[0]));
+
+	ASSERT_EQ(0, ibv_destroy_qp(self->a));
+	ASSERT_EQ(0, ibv_destroy_qp(self->b));
+	ASSERT_EQ(0, ibv_destroy_cq(cq));
+	ASSERT_EQ(0, ibv_destroy_comp_channel(ch));
+}
+
 TEST_HARNESS_MAIN

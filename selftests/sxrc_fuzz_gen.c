@@ -73,6 +73,11 @@ static void gen_mr_query(struct fz *t, struct fctx *c, struct call *k)
 	gen_query(t, c, K_MR);
 }
 
+static void gen_cq_notify(struct fz *t, struct fctx *c, struct call *k)
+{
+	gen_query(t, c, K_CQ);
+}
+
 static void gen_cq_destroy(struct fz *t, struct fctx *c, struct call *k)
 {
 	gen_destroy(t, c, k, K_CQ);
@@ -798,6 +803,7 @@ static void done_srq(struct fz *t, struct fctx *c, struct call *k)
 	gen_cq_destroy, NULL
 #define FZ_SXRC_CQ_RESIZE	SZ(sxrc_resize_cq_in), SZ(sxrc_cq_ring_out), \
 	3, gen_cq_resize, done_cq
+#define FZ_SXRC_CQ_NOTIFY	SZ(sxrc_handle_in), 0, 2, gen_cq_notify, NULL
 #define FZ_SXRC_CHANNEL_CREATE	0, SZ(sxrc_channel_out), 1, gen_none, \
 	done_channel
 #define FZ_SXRC_QP_CREATE	SZ(sxrc_create_qp_in), SZ(sxrc_create_qp_out), \

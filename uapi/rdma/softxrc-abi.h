@@ -168,6 +168,8 @@ enum sxrc_ctx_method {
  *	and UD (SEND, RECV, SRQ_RECV); UC is not covered
  * @SXRC_FEATURE_SQPOLL: SXRC_CREATE_QP_SQPOLL, send queues run by a
  *	kernel thread without a doorbell (sxrc_ring_hdr.poll)
+ * @SXRC_FEATURE_CQ_NOTIFY: SXRC_CQ_NOTIFY, an arm fired for completions
+ *	that were already waiting when it was stored
  */
 enum sxrc_features {
 	SXRC_FEATURE_ASYNC_EVENTS = 1 << 0,
@@ -177,13 +179,15 @@ enum sxrc_features {
 	SXRC_FEATURE_DMABUF_MR = 1 << 4,
 	SXRC_FEATURE_ODP = 1 << 5,
 	SXRC_FEATURE_SQPOLL = 1 << 6,
+	SXRC_FEATURE_CQ_NOTIFY = 1 << 7,
 };
 
 #define SXRC_FEATURES_ALL	(SXRC_FEATURE_ASYNC_EVENTS | SXRC_FEATURE_XRC | \
 				 SXRC_FEATURE_CQE_TIMESTAMP |		\
 				 SXRC_FEATURE_IMPORT |			\
 				 SXRC_FEATURE_DMABUF_MR |		\
-				 SXRC_FEATURE_ODP | SXRC_FEATURE_SQPOLL)
+				 SXRC_FEATURE_ODP | SXRC_FEATURE_SQPOLL | \
+				 SXRC_FEATURE_CQ_NOTIFY)
 
 /**
  * struct sxrc_query_ctx_out - SXRC_CTX_QUERY output; the method has no
@@ -815,6 +819,15 @@ struct sxrc_ring_hdr {
  * then reads @arm, so one of the two sides sees the other).  When a
  * matching completion arrives the kernel swaps @arm back to 0 and
  * signals the CQ's channel once.
+ *
+ * An arm also fires for completions already waiting in the ring when it
+ * is stored, as a ConnectX CQ's does (its arm names the next index to be
+ * polled): software written for that hardware arms without polling
+ * again.  After the barrier the library looks at the slots between @cons
+ * and @prod; if one matches the arm (any completion, or for
+ * SXRC_CQ_ARM_SOLICITED a solicited or failed one), it calls
+ * SXRC_CQ_NOTIFY, and the kernel fires the arm if it is still set and
+ * the ring still holds a completion past @cons.
  */
 #define SXRC_CQ_ARM_NONE	0
 #define SXRC_CQ_ARM_NEXT	1
@@ -911,7 +924,14 @@ enum sxrc_cq_method {
 	SXRC_CQ_CREATE = 0,
 	SXRC_CQ_DESTROY = 1,
 	SXRC_CQ_RESIZE = 2,
+	SXRC_CQ_NOTIFY = 3,
 };
+
+/*
+ * SXRC_CQ_NOTIFY (input struct sxrc_handle_in, no output): fire the CQ's
+ * arm now if it is set and a completion waits past @cons ("CQ arming"
+ * above).  0 whether or not it fired.
+ */
 
 /**
  * struct sxrc_create_cq_in - input of SXRC_CQ_CREATE

@@ -278,9 +278,34 @@ int sxu_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	return n;
 }
 
+/*
+ * Does a completion not yet handed back (between the published consumer
+ * index and the producer's) match an arm?  Read without the CQ's lock,
+ * which a poller may hold across ibv_start_poll()..ibv_end_poll(): a
+ * slot being polled at the same time at worst fires an event early, and
+ * an event may always find the CQ empty.
+ */
+static bool sxu_cq_waiting(struct sxu_cq *cq, int solicited_only)
+{
+	uint32_t cons = sxu_uring_cons(&cq->ring);
+	uint32_t prod = sxu_uring_prod(&cq->ring);
+	const struct sxrc_cqe *cqe;
+
+	if (prod - cons > cq->ring.entries)
+		return false;
+	for (; cons != prod; cons++) {
+		cqe = sxu_uring_slot(&cq->ring, cons);
+		if (!solicited_only || cqe->solicited ||
+		    cqe->status != SXRC_WC_SUCCESS)
+			return true;
+	}
+	return false;
+}
+
 int sxu_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct sxu_cq *cq = to_sxu_cq(ibcq);
+	struct sxrc_handle_in in = { .handle = ibcq->handle };
 
 	atomic_store_explicit(SXU_RING_IDX(&cq->ring.hdr->arm),
 			      solicited_only ? SXRC_CQ_ARM_SOLICITED :
@@ -292,6 +317,15 @@ int sxu_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	 * sees the CQE.
 	 */
 	atomic_thread_fence(memory_order_seq_cst);
+	/*
+	 * A completion that was already there fires the arm too, as on
+	 * ConnectX (uapi: "CQ arming"): Open MPI's openib connection
+	 * manager arms without polling again.  A system call only then.
+	 */
+	if ((to_sxu_ctx(ibcq->context)->features & SXRC_FEATURE_CQ_NOTIFY) &&
+	    sxu_cq_waiting(cq, solicited_only))
+		return sxu_invoke(ibcq->context->cmd_fd, SXRC_OBJ_CQ,
+				  SXRC_CQ_NOTIFY, &in, sizeof(in), NULL, 0);
 	return 0;
 }
 
