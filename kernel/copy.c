@@ -94,18 +94,25 @@ static int sxrc_mr_seg_locked(struct sxrc_mr *mr, u64 addr, u32 len,
 /*
  * An ODP range must be mapped (and writable for @access that writes)
  * when it is resolved: an access error otherwise, as for a bad key.
+ * Faulting may sleep: in softirq (a packet handled there, wire.c) an
+ * ODP range is not resolved but left to process context, -EWOULDBLOCK.
  */
 static int sxrc_seg_odp_check(struct sxrc_seg *seg, u32 access)
 {
 	bool write = access & (SXRC_ACCESS_LOCAL_WRITE |
 			       SXRC_ACCESS_REMOTE_WRITE |
 			       SXRC_ACCESS_REMOTE_ATOMIC);
+	int ret = -EACCES;
 
-	if (!seg->umem->odp ||
-	    !sxrc_odp_prefault(seg->umem, seg->off, seg->len, write, true))
+	if (!seg->umem->odp)
+		return 0;
+	if (!in_task())
+		ret = -EWOULDBLOCK;
+	else if (!sxrc_odp_prefault(seg->umem, seg->off, seg->len, write,
+				    true))
 		return 0;
 	sxrc_umem_unuse(seg->umem);
-	return -EACCES;
+	return ret;
 }
 
 /**
@@ -130,10 +137,10 @@ int sxrc_mr_range(struct sxrc_dev *dev, u32 key, struct sxrc_pd *pd,
 
 	if (!mr)
 		return -EACCES;
-	spin_lock(&mr->lock);
+	spin_lock_bh(&mr->lock);
 	if ((!pd || mr->pd == pd) && (mr->access & access) == access)
 		ret = sxrc_mr_seg_locked(mr, addr, len, seg);
-	spin_unlock(&mr->lock);
+	spin_unlock_bh(&mr->lock);
 	sxrc_obj_drop(&mr->obj);
 	return ret ? ret : sxrc_seg_odp_check(seg, access);
 }
@@ -161,18 +168,18 @@ int sxrc_mw_range(struct sxrc_mw *mw, u32 key, struct sxrc_qp *dest,
 	int ret = -EACCES;
 	u64 end;
 
-	spin_lock(&mw->lock);
+	spin_lock_bh(&mw->lock);
 	if (!mw->mr || mw->rkey != key || mw->pd != pd ||
 	    (mw->type == SXRC_MW_TYPE_2 && mw->qp != dest) ||
 	    (mw->access & access) != access ||
 	    check_add_overflow(addr, (u64)len, &end) || addr < mw->addr ||
 	    end > mw->addr + mw->length)
 		goto out;
-	spin_lock(&mw->mr->lock);
+	spin_lock_bh(&mw->mr->lock);
 	ret = sxrc_mr_seg_locked(mw->mr, addr, len, seg);
-	spin_unlock(&mw->mr->lock);
+	spin_unlock_bh(&mw->mr->lock);
 out:
-	spin_unlock(&mw->lock);
+	spin_unlock_bh(&mw->lock);
 	sxrc_obj_drop(&mw->obj);
 	return ret ? ret : sxrc_seg_odp_check(seg, access);
 }
@@ -248,7 +255,8 @@ void sxrc_cursor_init(struct sxrc_cursor *c, struct sxrc_sgl *sgl,
  */
 bool sxrc_copy_aborted(struct sxrc_qp *qp)
 {
-	return fatal_signal_pending(current) || (qp && READ_ONCE(qp->dead));
+	return (in_task() && fatal_signal_pending(current)) ||
+	       (qp && READ_ONCE(qp->dead));
 }
 
 /* The element at the cursor, past those it is done with. */
@@ -494,9 +502,21 @@ int sxrc_copy_sgl(struct sxrc_sgl *dst, u64 skip, struct sxrc_sgl *src,
 	return sxrc_copy(&dc, &sc, src->total, qp);
 }
 
+/* Does @sgl hold an ODP region? */
+static bool sxrc_sgl_odp(struct sxrc_sgl *sgl)
+{
+	u32 i;
+
+	for (i = 0; i < sgl->n; i++)
+		if (sgl->seg[i].umem && sgl->seg[i].umem->odp)
+			return true;
+	return false;
+}
+
 /*
  * Copy @len bytes from @src, after @sskip of it, to @dst, after @dskip;
- * both must hold them.  As sxrc_copy_sgl() otherwise.
+ * both must hold them.  As sxrc_copy_sgl() otherwise; in softirq,
+ * -EWOULDBLOCK with nothing copied when either list holds an ODP region.
  */
 int sxrc_copy_range(struct sxrc_sgl *dst, u64 dskip, struct sxrc_sgl *src,
 		    u64 sskip, u64 len, struct sxrc_qp *qp)
@@ -505,6 +525,9 @@ int sxrc_copy_range(struct sxrc_sgl *dst, u64 dskip, struct sxrc_sgl *src,
 
 	if (!len)
 		return 0;
+	/* ODP pages are faulted in, which softirq cannot wait for. */
+	if (!in_task() && (sxrc_sgl_odp(dst) || sxrc_sgl_odp(src)))
+		return -EWOULDBLOCK;
 	sxrc_cursor_init(&dc, dst, dskip);
 	sxrc_cursor_init(&sc, src, sskip);
 	return sxrc_copy(&dc, &sc, len, qp);

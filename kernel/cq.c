@@ -38,9 +38,9 @@ static bool sxrc_channel_pending(struct sxrc_channel *ch)
 {
 	bool pending;
 
-	spin_lock(&ch->lock);
+	spin_lock_bh(&ch->lock);
 	pending = !list_empty(&ch->ready);
-	spin_unlock(&ch->lock);
+	spin_unlock_bh(&ch->lock);
 	return pending;
 }
 
@@ -66,11 +66,11 @@ static ssize_t sxrc_channel_read(struct file *file, char __user *buf,
 	}
 
 	while (done + sizeof(rec) <= len) {
-		spin_lock(&ch->lock);
+		spin_lock_bh(&ch->lock);
 		cq = list_first_entry_or_null(&ch->ready, struct sxrc_cq,
 					      ev_entry);
 		if (!cq) {
-			spin_unlock(&ch->lock);
+			spin_unlock_bh(&ch->lock);
 			break;
 		}
 		list_del_init(&cq->ev_entry);
@@ -82,7 +82,7 @@ static ssize_t sxrc_channel_read(struct file *file, char __user *buf,
 		 */
 		atomic_inc(&cq->comp_events);
 		kref_get(&cq->obj.ref);
-		spin_unlock(&ch->lock);
+		spin_unlock_bh(&ch->lock);
 
 		if (copy_to_user(buf + done, &rec, sizeof(rec))) {
 			atomic_dec(&cq->comp_events);
@@ -187,10 +187,10 @@ static void sxrc_channel_notify(struct sxrc_cq *cq)
 	 * destroyed CQ is never listed again: its destroy unlisted it under
 	 * this lock after marking it dead.
 	 */
-	spin_lock(&ch->lock);
+	spin_lock_bh(&ch->lock);
 	if (list_empty(&cq->ev_entry) && !READ_ONCE(cq->dead))
 		list_add_tail(&cq->ev_entry, &ch->ready);
-	spin_unlock(&ch->lock);
+	spin_unlock_bh(&ch->lock);
 	wake_up_interruptible(&ch->wait);
 }
 
@@ -222,9 +222,9 @@ int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe)
 	int used;
 	u32 arm;
 
-	spin_lock(&cq->lock);
+	spin_lock_bh(&cq->lock);
 	if (cq->dead || cq->error) {
-		spin_unlock(&cq->lock);
+		spin_unlock_bh(&cq->lock);
 		return cq->dead ? -ENOENT : -ENOSPC;
 	}
 	hdr = sxrc_ring_hdr(cq->ring);
@@ -254,7 +254,7 @@ int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe)
 		    cmpxchg(&hdr->arm, arm, SXRC_CQ_ARM_NONE) == arm)
 			notify = true;
 	}
-	spin_unlock(&cq->lock);
+	spin_unlock_bh(&cq->lock);
 
 	if (cqe->status != SXRC_WC_SUCCESS)
 		trace_sxrc_cqe_err(cq, cqe);
@@ -297,7 +297,7 @@ int sxrc_cq_notify(struct sxrc_call *call)
 		return PTR_ERR(obj);
 	cq = to_sxrc_cq(obj);
 
-	spin_lock(&cq->lock);
+	spin_lock_bh(&cq->lock);
 	hdr = sxrc_ring_hdr(cq->ring);
 	arm = READ_ONCE(hdr->arm);
 	if (!cq->dead && !cq->error &&
@@ -305,7 +305,7 @@ int sxrc_cq_notify(struct sxrc_call *call)
 	    sxrc_ring_count(cq->ring, cq->prod, sxrc_ring_cons(cq->ring)) > 0 &&
 	    cmpxchg(&hdr->arm, arm, SXRC_CQ_ARM_NONE) == arm)
 		notify = true;
-	spin_unlock(&cq->lock);
+	spin_unlock_bh(&cq->lock);
 
 	if (notify)
 		sxrc_channel_notify(cq);
@@ -318,13 +318,13 @@ static void sxrc_cq_destroy_obj(struct sxrc_obj *obj)
 	struct sxrc_cq *cq = to_sxrc_cq(obj);
 	struct sxrc_channel *ch = cq->channel;
 
-	spin_lock(&cq->lock);
+	spin_lock_bh(&cq->lock);
 	WRITE_ONCE(cq->dead, true);
-	spin_unlock(&cq->lock);
+	spin_unlock_bh(&cq->lock);
 	if (ch) {
-		spin_lock(&ch->lock);
+		spin_lock_bh(&ch->lock);
 		list_del_init(&cq->ev_entry);
-		spin_unlock(&ch->lock);
+		spin_unlock_bh(&ch->lock);
 	}
 	sxrc_ring_unmap(obj->ctx, cq->ring);
 }
@@ -451,14 +451,14 @@ int sxrc_cq_resize(struct sxrc_call *call)
 		goto out_put;
 	}
 
-	spin_lock(&cq->lock);
+	spin_lock_bh(&cq->lock);
 	old = cq->ring;
 	hdr = sxrc_ring_hdr(old);
 	cons = sxrc_ring_cons(old);
 	n = sxrc_ring_count(old, cq->prod, cons);
 	if (n < 0 || (u32)n > entries) {
 		/* Corrupt index, or more queued than the new size holds. */
-		spin_unlock(&cq->lock);
+		spin_unlock_bh(&cq->lock);
 		sxrc_ring_unmap(call->ctx, ring);
 		sxrc_ring_put(ring);
 		ret = -EINVAL;
@@ -472,7 +472,7 @@ int sxrc_cq_resize(struct sxrc_call *call)
 	sxrc_ring_hdr(ring)->flags = READ_ONCE(hdr->flags);
 	cq->prod = n;
 	cq->ring = ring;
-	spin_unlock(&cq->lock);
+	spin_unlock_bh(&cq->lock);
 
 	sxrc_ring_unmap(call->ctx, old);
 	sxrc_ring_put(old);

@@ -108,10 +108,10 @@ u32 sxrc_wc_opcode(u32 wr_opcode)
 /* Run (or flush) @qp's send queue from its work item, @delay from now. */
 static void sxrc_qp_schedule(struct sxrc_qp *qp, unsigned long delay)
 {
-	spin_lock(&qp->lock);
+	spin_lock_bh(&qp->lock);
 	if (!qp->dead)
 		mod_delayed_work(sxrc_wq, &qp->retry_work, delay);
-	spin_unlock(&qp->lock);
+	spin_unlock_bh(&qp->lock);
 }
 
 void sxrc_qp_kick(struct sxrc_qp *qp)
@@ -378,9 +378,9 @@ void sxrc_qp_init_engine(struct sxrc_qp *qp)
 /* The QP is being destroyed: no more work runs on it after this. */
 void sxrc_qp_stop_engine(struct sxrc_qp *qp)
 {
-	spin_lock(&qp->lock);
+	spin_lock_bh(&qp->lock);
 	qp->dead = true;
-	spin_unlock(&qp->lock);
+	spin_unlock_bh(&qp->lock);
 	cancel_delayed_work_sync(&qp->retry_work);
 	/* Wait for a doorbell still running on it. */
 	mutex_lock(&qp->sq_mutex);

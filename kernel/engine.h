@@ -118,6 +118,7 @@ struct sxrc_scratch {
 	struct sxrc_msg msg;		/* what the WQE sends */
 	u64 orig;			/* an atomic's original value */
 	u8 grh[SXRC_GRH_SIZE];
+	bool rwqe_held;			/* @rwqe taken, to be resolved */
 };
 
 /**
@@ -150,6 +151,7 @@ enum sxrc_resp {
 	SXRC_RESP_RNR,		/* no receive WQE: retry later */
 	SXRC_RESP_DROPPED,	/* UC/UD: silently gone, sender done */
 	SXRC_RESP_ERR,		/* *status tells the requester */
+	SXRC_RESP_DEFER,	/* softirq: an ODP region; the WQE is held */
 };
 
 /* What became of one send WQE. */

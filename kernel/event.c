@@ -65,15 +65,15 @@ void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
 
 	ev = kzalloc(sizeof(*ev), GFP_ATOMIC | __GFP_ACCOUNT);
 
-	spin_lock(&ctx->ev_lock);
+	spin_lock_bh(&ctx->ev_lock);
 	if (ctx->closed || (obj && obj->dead)) {
-		spin_unlock(&ctx->ev_lock);
+		spin_unlock_bh(&ctx->ev_lock);
 		kfree(ev);
 		return;
 	}
 	if (!ev || ctx->ev_count >= SXRC_ASYNC_QUEUE_MAX) {
 		ctx->ev_overflow = true;
-		spin_unlock(&ctx->ev_lock);
+		spin_unlock_bh(&ctx->ev_lock);
 		kfree(ev);
 		return;
 	}
@@ -83,7 +83,7 @@ void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
 	ev->rec.element_type = element_type;
 	list_add_tail(&ev->entry, &ctx->ev_list);
 	ctx->ev_count++;
-	spin_unlock(&ctx->ev_lock);
+	spin_unlock_bh(&ctx->ev_lock);
 
 	wake_up_interruptible(&ctx->ev_wait);
 }
@@ -93,11 +93,11 @@ void sxrc_dev_event(struct sxrc_dev *dev, u32 event_type, u32 port_num)
 {
 	struct sxrc_ctx *ctx;
 
-	spin_lock(&dev->lock);
+	spin_lock_bh(&dev->lock);
 	list_for_each_entry(ctx, &dev->ctx_list, dev_entry)
 		sxrc_queue_event(ctx, event_type, SXRC_ELEMENT_PORT, port_num,
 				 NULL);
-	spin_unlock(&dev->lock);
+	spin_unlock_bh(&dev->lock);
 }
 
 /* Tell the owner of @obj about it, or whom its class says.  May sleep. */
@@ -123,7 +123,7 @@ void sxrc_obj_kill_events(struct sxrc_obj *obj)
 	struct sxrc_event *ev, *tmp;
 	LIST_HEAD(dead);
 
-	spin_lock(&ctx->ev_lock);
+	spin_lock_bh(&ctx->ev_lock);
 	obj->dead = true;
 	list_for_each_entry_safe(ev, tmp, &ctx->ev_list, entry) {
 		if (ev->obj != obj)
@@ -131,7 +131,7 @@ void sxrc_obj_kill_events(struct sxrc_obj *obj)
 		list_move(&ev->entry, &dead);
 		ctx->ev_count--;
 	}
-	spin_unlock(&ctx->ev_lock);
+	spin_unlock_bh(&ctx->ev_lock);
 
 	list_for_each_entry_safe(ev, tmp, &dead, entry)
 		kfree(ev);
@@ -141,9 +141,9 @@ static bool sxrc_events_pending(struct sxrc_ctx *ctx)
 {
 	bool pending;
 
-	spin_lock(&ctx->ev_lock);
+	spin_lock_bh(&ctx->ev_lock);
 	pending = !list_empty(&ctx->ev_list);
-	spin_unlock(&ctx->ev_lock);
+	spin_unlock_bh(&ctx->ev_lock);
 	return pending;
 }
 
@@ -176,11 +176,11 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 	while (done + rec_size <= len) {
 		struct sxrc_obj *obj;
 
-		spin_lock(&ctx->ev_lock);
+		spin_lock_bh(&ctx->ev_lock);
 		ev = list_first_entry_or_null(&ctx->ev_list, struct sxrc_event,
 					      entry);
 		if (!ev) {
-			spin_unlock(&ctx->ev_lock);
+			spin_unlock_bh(&ctx->ev_lock);
 			break;
 		}
 		list_del(&ev->entry);
@@ -199,12 +199,12 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 			ev->rec.flags |= SXRC_ASYNC_FLAG_OVERFLOW;
 			ctx->ev_overflow = false;
 		}
-		spin_unlock(&ctx->ev_lock);
+		spin_unlock_bh(&ctx->ev_lock);
 
 		/* No lock is held here: the copy may fault and wait. */
 		if (copy_to_user(buf + done, &ev->rec, rec_size)) {
 			/* Put it back so the event is not lost... */
-			spin_lock(&ctx->ev_lock);
+			spin_lock_bh(&ctx->ev_lock);
 			if (!obj || !obj->dead) {
 				if (obj)
 					atomic_dec(&obj->async_events);
@@ -217,7 +217,7 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 			 * counted it, and only a caller reading with a bad
 			 * buffer while destroying its own objects sees that.
 			 */
-			spin_unlock(&ctx->ev_lock);
+			spin_unlock_bh(&ctx->ev_lock);
 			kfree(ev);
 			if (obj)
 				sxrc_obj_drop(obj);

@@ -102,12 +102,12 @@ static bool sxrc_peer_accepts(struct sxrc_qp *dest, struct sxrc_qp *qp,
 	bool ok;
 
 	rcu_read_lock();
-	spin_lock(&dest->lock);
+	spin_lock_bh(&dest->lock);
 	ok = sxrc_qp_can_receive(dest) && dest->attr.dest_qp_num == qp->qpn &&
 	     sxrc_ah_dev(dest->obj.ctx->dev, &dest->attr.ah_attr) ==
 	     qp->obj.ctx->dev &&
 	     (dest->type == SXRC_QPT_UC || dest->attr.rq_psn == psn);
-	spin_unlock(&dest->lock);
+	spin_unlock_bh(&dest->lock);
 	rcu_read_unlock();
 	return ok;
 }
@@ -118,12 +118,12 @@ static void sxrc_psn_advance(struct sxrc_qp *qp, struct sxrc_qp *dest,
 {
 	u32 next = (m->psn + m->npkts) & SXRC_PSN_MASK;
 
-	spin_lock(&dest->lock);
+	spin_lock_bh(&dest->lock);
 	dest->attr.rq_psn = next;
-	spin_unlock(&dest->lock);
-	spin_lock(&qp->lock);
+	spin_unlock_bh(&dest->lock);
+	spin_lock_bh(&qp->lock);
 	qp->attr.sq_psn = next;
-	spin_unlock(&qp->lock);
+	spin_unlock_bh(&qp->lock);
 }
 
 /*
@@ -201,6 +201,7 @@ static enum sxrc_outcome sxrc_local_connected(struct sxrc_qp *qp,
 		if (resp == SXRC_RESP_OK || !rc)
 			sxrc_psn_advance(qp, dest, m);
 		break;
+	case SXRC_RESP_DEFER:	/* in softirq only, never here */
 	case SXRC_RESP_RNR:
 		res->rnr_timer = READ_ONCE(dest->attr.min_rnr_timer);
 		out = SXRC_WAIT_RNR;

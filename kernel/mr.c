@@ -27,7 +27,7 @@
 #include <linux/wait_bit.h>
 
 #include "compat.h"
-#include "sxrc.h"
+#include "engine.h"
 #include "sxrc_trace.h"
 
 /* Page pointers fetched per pin_user_pages_fast() call. */
@@ -137,9 +137,36 @@ static void sxrc_umem_free(struct kref *ref)
 	kfree(umem);
 }
 
+/* Regions whose last reference went in softirq: unpinning may sleep. */
+static LLIST_HEAD(sxrc_late_umems);
+
+static void sxrc_umem_late_work(struct work_struct *work)
+{
+	struct llist_node *list = llist_del_all(&sxrc_late_umems);
+	struct sxrc_umem *umem, *tmp;
+
+	llist_for_each_entry_safe(umem, tmp, list, late)
+		kref_put(&umem->ref, sxrc_umem_free);
+}
+
+static DECLARE_WORK(sxrc_umem_late, sxrc_umem_late_work);
+
 void sxrc_umem_put(struct sxrc_umem *umem)
 {
-	kref_put(&umem->ref, sxrc_umem_free);
+	if (in_task()) {
+		kref_put(&umem->ref, sxrc_umem_free);
+		return;
+	}
+	if (refcount_dec_not_one(&umem->ref.refcount))
+		return;
+	if (llist_add(&umem->late, &sxrc_late_umems))
+		queue_work(sxrc_wq, &sxrc_umem_late);
+}
+
+/* Wait for the releases sxrc_umem_put() left to its work item. */
+void sxrc_umem_late_flush(void)
+{
+	flush_work(&sxrc_umem_late);
 }
 
 /* A copy starts on @umem; the caller holds the lock of the MR using it. */
@@ -352,10 +379,10 @@ static void sxrc_mr_destroy(struct sxrc_obj *obj)
 
 	/* No key reaches it from now on; copies under way are waited for. */
 	xa_erase(&obj->ctx->dev->mrs, mr->key >> 8);
-	spin_lock(&mr->lock);
+	spin_lock_bh(&mr->lock);
 	umem = mr->umem;
 	mr->umem = NULL;
-	spin_unlock(&mr->lock);
+	spin_unlock_bh(&mr->lock);
 	sxrc_obj_undepend(&mr->pd->obj);
 	/* Verbs promise: nothing lands in the memory once dereg returns. */
 	sxrc_umem_quiesce(umem);
@@ -533,7 +560,7 @@ int sxrc_mr_query(struct sxrc_call *call)
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
 	mr = to_sxrc_mr(obj);
-	spin_lock(&mr->lock);
+	spin_lock_bh(&mr->lock);
 	if (mr->umem) {
 		out->addr = mr->umem->addr;
 		out->length = mr->umem->length;
@@ -543,7 +570,7 @@ int sxrc_mr_query(struct sxrc_call *call)
 	out->rkey = mr->key;
 	out->access = mr->access;
 	out->pd_handle = mr->pd->obj.handle;
-	spin_unlock(&mr->lock);
+	spin_unlock_bh(&mr->lock);
 	sxrc_obj_put(obj);
 	return 0;
 }
@@ -613,10 +640,10 @@ int sxrc_mr_rereg(struct sxrc_call *call)
 		goto out_put;
 	}
 
-	spin_lock(&mr->lock);
+	spin_lock_bh(&mr->lock);
 	if (mr->nmw) {
 		/* A window was bound meanwhile. */
-		spin_unlock(&mr->lock);
+		spin_unlock_bh(&mr->lock);
 		if (umem)
 			sxrc_umem_put(umem);
 		ret = -EBUSY;
@@ -637,7 +664,7 @@ int sxrc_mr_rereg(struct sxrc_call *call)
 		mr->iova = in->iova;
 	mr->access = access;
 	mr->invalid = false;	/* registered again: the keys work */
-	spin_unlock(&mr->lock);
+	spin_unlock_bh(&mr->lock);
 
 	if (old_pd)
 		sxrc_obj_undepend(&old_pd->obj);

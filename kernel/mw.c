@@ -28,13 +28,13 @@ void sxrc_mw_unbind_locked(struct sxrc_mw *mw, struct sxrc_mw_binding *b)
 	b->qp = mw->qp;
 	b->umem = NULL;
 	if (mr) {
-		spin_lock(&mr->lock);
+		spin_lock_bh(&mr->lock);
 		mr->nmw--;
 		if (mr->umem) {
 			kref_get(&mr->umem->ref);
 			b->umem = mr->umem;
 		}
-		spin_unlock(&mr->lock);
+		spin_unlock_bh(&mr->lock);
 		/*
 		 * The MR is free to go as soon as the window lock is dropped
 		 * (a context closing right after a peer's SEND_WITH_INV);
@@ -69,9 +69,9 @@ static void sxrc_mw_destroy(struct sxrc_obj *obj)
 
 	/* No key reaches it from now on; accesses under way are waited for. */
 	xa_erase(&obj->ctx->dev->mrs, mw->rkey >> 8);
-	spin_lock(&mw->lock);
+	spin_lock_bh(&mw->lock);
 	sxrc_mw_unbind_locked(mw, &b);
-	spin_unlock(&mw->lock);
+	spin_unlock_bh(&mw->lock);
 	sxrc_mw_binding_release(&b);
 	sxrc_obj_undepend(&mw->pd->obj);
 }

@@ -260,26 +260,26 @@ static void sxrc_nl_read_obj(struct sxrc_obj *obj, struct sxrc_xrcd *xrcd,
 	switch (obj->type) {
 	case SXRC_TYPE_MR:
 		mr = to_sxrc_mr(obj);
-		spin_lock(&mr->lock);
+		spin_lock_bh(&mr->lock);
 		umem = mr->umem;
 		if (umem) {
 			o->length = umem->length;
 			o->pages = umem->npages;
 		}
 		o->key = mr->key;
-		spin_unlock(&mr->lock);
+		spin_unlock_bh(&mr->lock);
 		break;
 	case SXRC_TYPE_CQ:
 		cq = to_sxrc_cq(obj);
-		spin_lock(&cq->lock);
+		spin_lock_bh(&cq->lock);
 		o->cqe = cq->ring ? cq->ring->entries : 0;
-		spin_unlock(&cq->lock);
+		spin_unlock_bh(&cq->lock);
 		break;
 	case SXRC_TYPE_QP:
 		qp = to_sxrc_qp(obj);
-		spin_lock(&qp->lock);
+		spin_lock_bh(&qp->lock);
 		o->qp_state = qp->attr.qp_state;
-		spin_unlock(&qp->lock);
+		spin_unlock_bh(&qp->lock);
 		o->qpn = qp->qpn;
 		o->qp_type = qp->type;
 		o->srqn = qp->srq ? qp->srq->srqn : 0;
@@ -360,7 +360,7 @@ static struct sxrc_ctx *sxrc_nl_next_ctx(struct sxrc_dev *dev, u64 next)
 	struct sxrc_ctx *ctx, *found = NULL;
 
 	/* dev->lock: ctx_list; only the reference is taken under it. */
-	spin_lock(&dev->lock);
+	spin_lock_bh(&dev->lock);
 	list_for_each_entry(ctx, &dev->ctx_list, dev_entry) {
 		if (ctx->id >= next) {
 			kref_get(&ctx->ref);
@@ -368,7 +368,7 @@ static struct sxrc_ctx *sxrc_nl_next_ctx(struct sxrc_dev *dev, u64 next)
 			break;
 		}
 	}
-	spin_unlock(&dev->lock);
+	spin_unlock_bh(&dev->lock);
 	return found;
 }
 

@@ -11,7 +11,7 @@
 #include <linux/cred.h>
 #include <linux/module.h>
 
-#include "sxrc.h"
+#include "engine.h"
 
 /*
  * Per-device limits.  Writable at run time (root): a new limit applies to
@@ -352,10 +352,41 @@ void sxrc_obj_put(struct sxrc_obj *obj)
 	kref_put(&obj->ref, sxrc_obj_release);
 }
 
+/*
+ * Objects whose last reference went in softirq (a packet handled there,
+ * wire.c): their releases may sleep, so they run here.
+ */
+static LLIST_HEAD(sxrc_late_objs);
+
+static void sxrc_obj_late_work(struct work_struct *work)
+{
+	struct llist_node *list = llist_del_all(&sxrc_late_objs);
+	struct sxrc_obj *obj, *tmp;
+
+	llist_for_each_entry_safe(obj, tmp, list, late)
+		kref_put(&obj->ref, sxrc_obj_release);
+}
+
+static DECLARE_WORK(sxrc_obj_late, sxrc_obj_late_work);
+
 /* Drop a plain reference, as taken by sxrc_obj_destroy(..., keep). */
 void sxrc_obj_drop(struct sxrc_obj *obj)
 {
-	kref_put(&obj->ref, sxrc_obj_release);
+	if (in_task()) {
+		kref_put(&obj->ref, sxrc_obj_release);
+		return;
+	}
+	/* The last one is dropped by the work item. */
+	if (refcount_dec_not_one(&obj->ref.refcount))
+		return;
+	if (llist_add(&obj->late, &sxrc_late_objs))
+		queue_work(sxrc_wq, &sxrc_obj_late);
+}
+
+/* Wait for the releases sxrc_obj_drop() left to its work item. */
+void sxrc_obj_late_flush(void)
+{
+	flush_work(&sxrc_obj_late);
 }
 
 /**

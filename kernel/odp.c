@@ -275,7 +275,7 @@ int sxrc_mr_advise(struct sxrc_call *call)
 			ret = -EFAULT;
 			break;
 		}
-		spin_lock(&mr->lock);
+		spin_lock_bh(&mr->lock);
 		if (mr->pd == to_sxrc_pd(pd_obj) && !mr->invalid && mr->umem &&
 		    mr->umem->odp &&
 		    (!write || (mr->access & SXRC_ACCESS_LOCAL_WRITE)) &&
@@ -287,7 +287,7 @@ int sxrc_mr_advise(struct sxrc_call *call)
 			off = sge[i].addr - mr->iova +
 			      offset_in_page(umem->addr);
 		}
-		spin_unlock(&mr->lock);
+		spin_unlock_bh(&mr->lock);
 		sxrc_obj_drop(&mr->obj);
 		if (!umem) {
 			ret = -EFAULT;

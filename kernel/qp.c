@@ -574,27 +574,27 @@ int sxrc_qp_do_modify(struct sxrc_qp *qp, const struct sxrc_qp_attr *a,
 		return -EPERM;
 
 	mutex_lock(&qp->sq_mutex);
-	spin_lock(&qp->lock);
+	spin_lock_bh(&qp->lock);
 	cur = qp->attr.qp_state;
 	next = mask & SXRC_QP_STATE ? a->qp_state : cur;
 	if (((mask & SXRC_QP_CUR_STATE) && a->cur_qp_state != cur) ||
 	    !sxrc_qp_transition_ok(qp->type, cur, next, mask)) {
-		spin_unlock(&qp->lock);
+		spin_unlock_bh(&qp->lock);
 		ret = -EINVAL;
 		goto out_unlock;
 	}
 	sxrc_qp_apply(&qp->attr, a, mask);
 	WRITE_ONCE(qp->attr.qp_state, next);
 	qp->attr.cur_qp_state = next;
-	spin_unlock(&qp->lock);
+	spin_unlock_bh(&qp->lock);
 
 	if (next == SXRC_QPS_RESET && cur != SXRC_QPS_RESET) {
 		sxrc_wire_qp_reset(qp);
 		sxrc_wire_resp_reset(qp);
 		sxrc_wq_reset(&qp->sq);
-		spin_lock(&qp->rq_lock);
+		spin_lock_bh(&qp->rq_lock);
 		sxrc_wq_reset(&qp->rq);
-		spin_unlock(&qp->rq_lock);
+		spin_unlock_bh(&qp->rq_lock);
 	} else if (next == SXRC_QPS_ERR && cur != SXRC_QPS_ERR) {
 		sxrc_qp_mark_error(qp);
 		sxrc_qp_flush_locked(qp);
@@ -635,9 +635,9 @@ int sxrc_qp_modify(struct sxrc_call *call)
 
 void sxrc_qp_do_query(struct sxrc_qp *qp, struct sxrc_query_qp_out *out)
 {
-	spin_lock(&qp->lock);
+	spin_lock_bh(&qp->lock);
 	out->attr = qp->attr;
-	spin_unlock(&qp->lock);
+	spin_unlock_bh(&qp->lock);
 	out->attr.cap = qp->cap;
 	out->qp_type = qp->type;
 	out->sq_sig_all = qp->sq_sig_all;

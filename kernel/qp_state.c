@@ -283,9 +283,9 @@ static void sxrc_wq_flush(struct sxrc_qp *qp, struct sxrc_wq *wq,
 /* Flush the receive queue of a QP in the error state. */
 void sxrc_rq_flush(struct sxrc_qp *qp)
 {
-	spin_lock(&qp->rq_lock);
+	spin_lock_bh(&qp->rq_lock);
 	sxrc_wq_flush(qp, &qp->rq, qp->recv_cq, false);
-	spin_unlock(&qp->rq_lock);
+	spin_unlock_bh(&qp->rq_lock);
 }
 
 /* Flush both queues of a QP in the error state; sq_mutex is held. */
@@ -309,13 +309,13 @@ bool sxrc_qp_set_error(struct sxrc_qp *qp)
 {
 	bool changed = false;
 
-	spin_lock(&qp->lock);
+	spin_lock_bh(&qp->lock);
 	if (qp->attr.qp_state != SXRC_QPS_ERR) {
 		WRITE_ONCE(qp->attr.qp_state, SXRC_QPS_ERR);
 		qp->attr.cur_qp_state = SXRC_QPS_ERR;
 		changed = true;
 	}
-	spin_unlock(&qp->lock);
+	spin_unlock_bh(&qp->lock);
 	if (changed) {
 		sxrc_qp_mark_error(qp);
 		sxrc_count(qp, SXRC_STAT_ERRORS, 1);

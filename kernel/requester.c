@@ -88,7 +88,7 @@ static u32 sxrc_exec_bind(struct sxrc_qp *qp, struct sxrc_scratch *s)
 			goto out_mw;
 	}
 
-	spin_lock(&mw->lock);
+	spin_lock_bh(&mw->lock);
 	if (mw->rkey != w->rkey || mw->pd != qp->pd)
 		goto out_unlock;
 	/* A type 2 window is bound once, to something, until invalidated. */
@@ -97,11 +97,11 @@ static u32 sxrc_exec_bind(struct sxrc_qp *qp, struct sxrc_scratch *s)
 	if (mr) {
 		bool ok;
 
-		spin_lock(&mr->lock);
+		spin_lock_bh(&mr->lock);
 		ok = sxrc_bind_mr_ok(qp, mr, w);
 		if (ok)
 			mr->nmw++;
-		spin_unlock(&mr->lock);
+		spin_unlock_bh(&mr->lock);
 		if (!ok)
 			goto out_unlock;
 	}
@@ -121,7 +121,7 @@ static u32 sxrc_exec_bind(struct sxrc_qp *qp, struct sxrc_scratch *s)
 	mw->rkey = w->imm_data;
 	status = SXRC_WC_SUCCESS;
 out_unlock:
-	spin_unlock(&mw->lock);
+	spin_unlock_bh(&mw->lock);
 	s->inv_umem = b.umem;
 	b.umem = NULL;
 	sxrc_mw_binding_release(&b);
@@ -252,11 +252,11 @@ static u32 sxrc_msg_build(struct sxrc_qp *qp, struct sxrc_scratch *s)
 	if (qp->type == SXRC_QPT_UD)
 		return sxrc_msg_address_ud(qp, m, w);
 
-	spin_lock(&qp->lock);
+	spin_lock_bh(&qp->lock);
 	m->ah = qp->attr.ah_attr;
 	m->dqpn = qp->attr.dest_qp_num;
 	m->psn = qp->attr.sq_psn;
-	spin_unlock(&qp->lock);
+	spin_unlock_bh(&qp->lock);
 	m->npkts = sxrc_packets(qp, m->len);
 	return 0;
 }

@@ -37,7 +37,7 @@ static enum sxrc_pop sxrc_recv_pop(struct sxrc_qp *dest,
 	int pending;
 	void *slot;
 
-	spin_lock(lock);
+	spin_lock_bh(lock);
 	prod = sxrc_ring_prod(wq->ring);
 	pending = sxrc_ring_count(wq->ring, prod, wq->cons);
 	if (!pending) {
@@ -64,7 +64,7 @@ static enum sxrc_pop sxrc_recv_pop(struct sxrc_qp *dest,
 		limit_hit = true;
 	}
 out:
-	spin_unlock(lock);
+	spin_unlock_bh(lock);
 	if (limit_hit)
 		sxrc_obj_event(&srq->obj, SXRC_EVENT_SRQ_LIMIT_REACHED);
 	return ret;
@@ -89,6 +89,10 @@ void sxrc_recv_error(struct sxrc_qp *dest, struct sxrc_scratch *s,
  * resolve its scatter list into s->peer.  Every failure is completed on
  * the responder's side here; the requester learns it through the return
  * value and *@status.
+ *
+ * In softirq a WQE that lands in an ODP region is not resolved: it stays
+ * taken (s->rwqe_held) and SXRC_RESP_DEFER sends the packet to process
+ * context, whose call resolves the same WQE.
  */
 enum sxrc_resp sxrc_recv_take(struct sxrc_qp *dest,
 			      struct sxrc_scratch *s, u64 need,
@@ -97,10 +101,16 @@ enum sxrc_resp sxrc_recv_take(struct sxrc_qp *dest,
 	struct sxrc_pd *pd = sxrc_recv_pd(dest, s);
 	bool ud = dest->type == SXRC_QPT_UD;
 	bool rc = sxrc_reliable(dest->type);
+	enum sxrc_pop pop = SXRC_POP_OK;
+	int ret;
 	u32 i;
 
 	sxrc_sgl_init(&s->peer);
-	switch (sxrc_recv_pop(dest, s)) {
+	if (s->rwqe_held)
+		s->rwqe_held = false;
+	else
+		pop = sxrc_recv_pop(dest, s);
+	switch (pop) {
 	case SXRC_POP_EMPTY:
 		return rc ? SXRC_RESP_RNR : SXRC_RESP_DROPPED;
 	case SXRC_POP_CORRUPT:
@@ -117,9 +127,15 @@ enum sxrc_resp sxrc_recv_take(struct sxrc_qp *dest,
 
 		if (!sge->length)
 			continue;
-		if (sxrc_mr_range(dest->obj.ctx->dev, sge->lkey, pd,
-				  SXRC_ACCESS_LOCAL_WRITE, sge->addr,
-				  sge->length, &s->peer.seg[s->peer.n])) {
+		ret = sxrc_mr_range(dest->obj.ctx->dev, sge->lkey, pd,
+				    SXRC_ACCESS_LOCAL_WRITE, sge->addr,
+				    sge->length, &s->peer.seg[s->peer.n]);
+		if (ret == -EWOULDBLOCK) {
+			sxrc_sgl_release(&s->peer);
+			s->rwqe_held = true;
+			return SXRC_RESP_DEFER;
+		}
+		if (ret) {
 			sxrc_sgl_release(&s->peer);
 			sxrc_recv_error(dest, s, SXRC_WC_LOC_PROT_ERR);
 			if (ud) {
@@ -189,16 +205,16 @@ bool sxrc_can_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
 		mw = sxrc_mw_lookup(dev, key);
 		if (!mw)
 			return false;
-		spin_lock(&mw->lock);
+		spin_lock_bh(&mw->lock);
 		ok = sxrc_mw_can_invalidate(mw, pd, qp, key);
-		spin_unlock(&mw->lock);
+		spin_unlock_bh(&mw->lock);
 		sxrc_obj_drop(&mw->obj);
 		return ok;
 	}
-	spin_lock(&mr->lock);
+	spin_lock_bh(&mr->lock);
 	/* An MR under bound windows stays valid (as rxe does). */
 	ok = mr->pd == pd && !mr->invalid && !mr->nmw;
-	spin_unlock(&mr->lock);
+	spin_unlock_bh(&mr->lock);
 	sxrc_obj_drop(&mr->obj);
 	return ok;
 }
@@ -219,12 +235,12 @@ static int sxrc_mw_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
 
 	if (!mw)
 		return -EACCES;
-	spin_lock(&mw->lock);
+	spin_lock_bh(&mw->lock);
 	if (sxrc_mw_can_invalidate(mw, pd, qp, key)) {
 		sxrc_mw_unbind_locked(mw, &b);
 		ret = 0;
 	}
-	spin_unlock(&mw->lock);
+	spin_unlock_bh(&mw->lock);
 	/* The pages are waited for once this requester let go of its own. */
 	s->inv_umem = b.umem;
 	b.umem = NULL;
@@ -241,7 +257,7 @@ int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
 
 	if (!mr)
 		return sxrc_mw_invalidate(dev, pd, qp, key, s);
-	spin_lock(&mr->lock);
+	spin_lock_bh(&mr->lock);
 	if (mr->pd == pd && !mr->invalid && !mr->nmw) {
 		mr->invalid = true;
 		if (mr->umem) {
@@ -250,7 +266,7 @@ int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
 		}
 		ret = 0;
 	}
-	spin_unlock(&mr->lock);
+	spin_unlock_bh(&mr->lock);
 	sxrc_obj_drop(&mr->obj);
 	return ret;
 }
@@ -278,7 +294,7 @@ int sxrc_remote_range(struct sxrc_qp *dest, const struct sxrc_msg *m,
 				    access, m->remote_addr, len,
 				    &s->remote.seg[0]);
 	if (ret)
-		return -EACCES;
+		return ret == -EWOULDBLOCK ? ret : -EACCES;
 	s->remote.n = 1;
 	s->remote.total = len;
 	return 0;

@@ -57,7 +57,7 @@ static struct sxrc_qp *sxrc_sqpoll_next(struct sxrc_sqpoll *sp)
 	struct sxrc_qp *qp, *found = NULL;
 	u32 prod;
 
-	spin_lock(&sp->lock);
+	spin_lock_bh(&sp->lock);
 	list_for_each_entry(qp, &sp->qps, sqpoll_entry) {
 		prod = sxrc_sqpoll_prod(qp);
 		if (prod != qp->sqpoll_seen) {
@@ -68,7 +68,7 @@ static struct sxrc_qp *sxrc_sqpoll_next(struct sxrc_sqpoll *sp)
 			break;
 		}
 	}
-	spin_unlock(&sp->lock);
+	spin_unlock_bh(&sp->lock);
 	return found;
 }
 
@@ -90,11 +90,11 @@ static bool sxrc_sqpoll_pending(struct sxrc_sqpoll *sp)
 	struct sxrc_qp *qp;
 	bool ret = false;
 
-	spin_lock(&sp->lock);
+	spin_lock_bh(&sp->lock);
 	list_for_each_entry(qp, &sp->qps, sqpoll_entry)
 		if (sxrc_sqpoll_prod(qp) != qp->sqpoll_seen)
 			ret = true;
-	spin_unlock(&sp->lock);
+	spin_unlock_bh(&sp->lock);
 	return ret;
 }
 
@@ -107,19 +107,19 @@ static bool sxrc_sqpoll_pending(struct sxrc_sqpoll *sp)
 static void sxrc_sqpoll_sleep(struct sxrc_sqpoll *sp, long backoff)
 {
 	set_current_state(TASK_INTERRUPTIBLE);
-	spin_lock(&sp->lock);
+	spin_lock_bh(&sp->lock);
 	WRITE_ONCE(sp->backoff, backoff != 0);
 	sxrc_sqpoll_mark(sp, true);
-	spin_unlock(&sp->lock);
+	spin_unlock_bh(&sp->lock);
 	/* Pairs with the library's barrier between @prod and @poll. */
 	smp_mb();
 	if (!sxrc_sqpoll_pending(sp) && !kthread_should_stop())
 		schedule_timeout(backoff ? backoff : MAX_SCHEDULE_TIMEOUT);
 	__set_current_state(TASK_RUNNING);
-	spin_lock(&sp->lock);
+	spin_lock_bh(&sp->lock);
 	WRITE_ONCE(sp->backoff, false);
 	sxrc_sqpoll_mark(sp, false);
-	spin_unlock(&sp->lock);
+	spin_unlock_bh(&sp->lock);
 }
 
 static int sxrc_sqpoll_thread(void *data)
@@ -183,10 +183,10 @@ void sxrc_sqpoll_stop(struct sxrc_dev *dev)
 	struct sxrc_sqpoll *sp = &dev->sqpoll;
 	struct task_struct *task;
 
-	spin_lock(&sp->lock);
+	spin_lock_bh(&sp->lock);
 	task = sp->task;
 	sp->task = NULL;
-	spin_unlock(&sp->lock);
+	spin_unlock_bh(&sp->lock);
 	if (task)
 		kthread_stop(task);
 }
@@ -214,7 +214,7 @@ void sxrc_sqpoll_add(struct sxrc_qp *qp)
 	struct sxrc_sqpoll *sp = &qp->obj.ctx->dev->sqpoll;
 
 	kref_get(&qp->obj.ref);
-	spin_lock(&sp->lock);
+	spin_lock_bh(&sp->lock);
 	qp->sqpoll_seen = sxrc_sqpoll_prod(qp);
 	list_add_tail(&qp->sqpoll_entry, &sp->qps);
 	/* The thread sleeps: this ring needs the doorbell too, until it wakes. */
@@ -223,7 +223,7 @@ void sxrc_sqpoll_add(struct sxrc_qp *qp)
 			   SXRC_RING_POLL_WAKEUP);
 	if (sp->task)
 		wake_up_process(sp->task);
-	spin_unlock(&sp->lock);
+	spin_unlock_bh(&sp->lock);
 }
 
 /* The QP is being destroyed: the thread no longer finds it. */
@@ -235,10 +235,10 @@ void sxrc_sqpoll_del(struct sxrc_qp *qp)
 
 	if (!qp->sqpoll)
 		return;
-	spin_lock(&sp->lock);
+	spin_lock_bh(&sp->lock);
 	listed = !list_empty(&qp->sqpoll_entry);
 	list_del_init(&qp->sqpoll_entry);
-	spin_unlock(&sp->lock);
+	spin_unlock_bh(&sp->lock);
 	if (listed)
 		sxrc_obj_drop(&qp->obj);
 }
@@ -249,9 +249,9 @@ void sxrc_sqpoll_doorbell(struct sxrc_qp *qp)
 	struct sxrc_sqpoll *sp = &qp->obj.ctx->dev->sqpoll;
 
 	if (qp->sqpoll && READ_ONCE(sp->sleeping) && !READ_ONCE(sp->backoff)) {
-		spin_lock(&sp->lock);
+		spin_lock_bh(&sp->lock);
 		if (sp->task)
 			wake_up_process(sp->task);
-		spin_unlock(&sp->lock);
+		spin_unlock_bh(&sp->lock);
 	}
 }

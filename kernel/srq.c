@@ -173,9 +173,9 @@ int sxrc_srq_modify(struct sxrc_call *call)
 	if (in->srq_limit > srq->max_wr) {
 		ret = -EINVAL;
 	} else {
-		spin_lock(&srq->lock);
+		spin_lock_bh(&srq->lock);
 		srq->limit = in->srq_limit;
-		spin_unlock(&srq->lock);
+		spin_unlock_bh(&srq->lock);
 	}
 	sxrc_obj_put(obj);
 	return ret;
@@ -198,9 +198,9 @@ int sxrc_srq_query(struct sxrc_call *call)
 	out->handle = in->handle;
 	out->max_wr = srq->max_wr;
 	out->max_sge = srq->wq.max_sge;
-	spin_lock(&srq->lock);
+	spin_lock_bh(&srq->lock);
 	out->srq_limit = srq->limit;
-	spin_unlock(&srq->lock);
+	spin_unlock_bh(&srq->lock);
 	sxrc_obj_put(obj);
 	return 0;
 }

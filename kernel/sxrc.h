@@ -10,6 +10,7 @@
 #include <linux/iosys-map.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/miscdevice.h>
 #include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
@@ -117,6 +118,8 @@ struct sxrc_stats {
  * @SXRC_WIRE_RETRANSMITS: times a requester went back to resend
  * @SXRC_WIRE_TX_LENT: of the packets sent, those whose payload went out
  *	from the pages of its region, uncopied
+ * @SXRC_WIRE_RX_SOFTIRQ: of the packets received, those handled in the
+ *	socket's softirq rather than by the receive worker
  * @SXRC_WIRE_NUM_STATS: how many
  */
 enum sxrc_wire_stat {
@@ -125,6 +128,7 @@ enum sxrc_wire_stat {
 	SXRC_WIRE_RX_DROPPED,
 	SXRC_WIRE_RETRANSMITS,
 	SXRC_WIRE_TX_LENT,
+	SXRC_WIRE_RX_SOFTIRQ,
 	SXRC_WIRE_NUM_STATS,
 };
 
@@ -198,6 +202,11 @@ struct sxrc_sqpoll {
  * @ngids: entries of @gids
  * @sqpoll: the send queue polling thread, from the device's creation to
  *	its removal
+ * @wire_rxq: a link's received packets waiting for @wire_rx; its lock,
+ *	taken with BH off, also protects @wire_rx_owned
+ * @wire_rx_owned: a packet of the link is being handled, by @wire_rx or
+ *	in softirq: nobody else starts one (wire.c)
+ * @wire_rx: the link's receive worker
  */
 struct sxrc_dev {
 	struct miscdevice misc;
@@ -239,6 +248,7 @@ struct sxrc_dev {
 	u32 ngids;
 	struct sxrc_sqpoll sqpoll;
 	struct sk_buff_head wire_rxq;
+	bool wire_rx_owned;
 	struct work_struct wire_rx;
 	struct sxrc_wire_sock *wire_sock;
 	struct sxrc_scratch *wire_rs;
@@ -306,6 +316,7 @@ struct sxrc_obj_ops {
  *	(set and read under ctx->ev_lock).  A requester may still hold the
  *	object and raise an event on it: that event is dropped.
  * @ops: class operations
+ * @late: its last reference went in softirq: released by a work item
  */
 struct sxrc_obj {
 	struct kref ref;
@@ -318,6 +329,7 @@ struct sxrc_obj {
 	atomic_t async_events;
 	bool dead;
 	const struct sxrc_obj_ops *ops;
+	struct llist_node late;
 };
 
 /**
@@ -509,6 +521,7 @@ struct sxrc_page_run {
  * @odp_lock: held while the engine touches a page of the region, and by
  *	the invalidation callback to bump @notifier's sequence: a copy that
  *	checked the sequence under it uses pages not yet invalidated
+ * @late: its last reference went in softirq: freed by a work item
  */
 struct sxrc_umem {
 	struct kref ref;
@@ -529,6 +542,7 @@ struct sxrc_umem {
 	bool odp;
 	struct mmu_interval_notifier notifier;
 	spinlock_t odp_lock;	/* see above */
+	struct llist_node late;
 };
 
 /* Pages one ODP window of a copy cursor covers. */
@@ -987,6 +1001,7 @@ struct sxrc_obj *sxrc_obj_get(struct sxrc_ctx *ctx, u32 handle,
 			      enum sxrc_obj_type type);
 void sxrc_obj_put(struct sxrc_obj *obj);
 void sxrc_obj_drop(struct sxrc_obj *obj);
+void sxrc_obj_late_flush(void);
 void sxrc_obj_unuse(struct sxrc_obj *obj);
 void sxrc_obj_depend(struct sxrc_obj *obj);
 void sxrc_obj_undepend(struct sxrc_obj *obj);
@@ -1045,6 +1060,7 @@ int sxrc_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* mr.c */
 void sxrc_umem_put(struct sxrc_umem *umem);
+void sxrc_umem_late_flush(void);
 void sxrc_umem_use(struct sxrc_umem *umem);
 void sxrc_umem_unuse(struct sxrc_umem *umem);
 void sxrc_umem_quiesce(struct sxrc_umem *umem);

@@ -61,10 +61,10 @@ static int sxrc_open(struct inode *inode, struct file *file)
 	ctx->pid = task_tgid_nr(current);
 	get_task_comm(ctx->comm, current);
 
-	spin_lock(&dev->lock);
+	spin_lock_bh(&dev->lock);
 	ctx->id = dev->ctx_next++;
 	list_add_tail(&ctx->dev_entry, &dev->ctx_list);
-	spin_unlock(&dev->lock);
+	spin_unlock_bh(&dev->lock);
 	atomic_inc(&dev->nctx);
 
 	file->private_data = ctx;
@@ -78,9 +78,9 @@ static int sxrc_release(struct inode *inode, struct file *file)
 
 	u32 i;
 
-	spin_lock(&dev->lock);
+	spin_lock_bh(&dev->lock);
 	list_del(&ctx->dev_entry);
-	spin_unlock(&dev->lock);
+	spin_unlock_bh(&dev->lock);
 
 	sxrc_ctx_destroy_objects(ctx);
 	for (i = 0; i < ctx->nmembers; i++)
@@ -88,9 +88,9 @@ static int sxrc_release(struct inode *inode, struct file *file)
 	ctx->nmembers = 0;
 	WARN_ON_ONCE(!xa_empty(&ctx->mmaps));
 	xa_destroy(&ctx->mmaps);
-	spin_lock(&ctx->ev_lock);
+	spin_lock_bh(&ctx->ev_lock);
 	ctx->closed = true;
-	spin_unlock(&ctx->ev_lock);
+	spin_unlock_bh(&ctx->ev_lock);
 	atomic_dec(&dev->nctx);
 	sxrc_ctx_put(ctx);
 	return 0;
@@ -124,7 +124,7 @@ static long sxrc_import(struct sxrc_ctx *ctx, unsigned long arg)
 		return -EINVAL;
 	if (!current->mm)
 		return -EPERM;
-	spin_lock(&ctx->member_lock);
+	spin_lock_bh(&ctx->member_lock);
 	if (sxrc_ctx_member(ctx))
 		goto out_unlock;
 	if (ctx->nmembers == SXRC_MAX_MEMBERS) {
@@ -136,7 +136,7 @@ static long sxrc_import(struct sxrc_ctx *ctx, unsigned long arg)
 	/* Publish the entry before the count that covers it. */
 	smp_store_release(&ctx->nmembers, ctx->nmembers + 1);
 out_unlock:
-	spin_unlock(&ctx->member_lock);
+	spin_unlock_bh(&ctx->member_lock);
 	return ret;
 }
 

@@ -7,10 +7,19 @@
  * Headers are parsed in wire_hdr.c, packets sent in wire_tx.c.
  *
  * Packets arrive in softirq context on the namespace's socket; they are
- * checked for a device, made linear and queued on that device.  The
- * device's receive worker (one work item: packets of one device are
- * taken in order, one at a time) parses them and runs the transport in
- * process context, where copies to user pages may sleep.
+ * checked for a device and made linear.  A device's packets are taken
+ * in order, one at a time (@wire_rx_owned): SEND and WRITE requests to
+ * RC and UC QPs right there in softirq when no other packet of the
+ * device waits or is being handled, as rxe does with all of its packets;
+ * the others on the device's queue, for its receive worker (one work
+ * item), which runs the transport in process context, where copies to
+ * user pages may sleep (ODP), and responses, retransmissions and READ
+ * responses may take their time.  A packet softirq cannot finish without
+ * sleeping goes to the head of the queue untouched (wire_resp.c).
+ *
+ * Handling a request in softirq spares its QP the wake-up and switch to
+ * the worker: on a one-CPU guest a tenth to a fifth of a ping-pong's
+ * round trip (Documentation/wire.rst).
  */
 #include <linux/udp.h>
 #include <net/udp.h>
@@ -29,19 +38,22 @@ static bool sxrc_wire_type_ok(struct sxrc_qp *qp, u8 tp, bool req)
 	return sxrc_wire_transport(qp->type) == tp;
 }
 
-/* One packet for @dev: to the QP it names, or dropped and counted. */
-static void sxrc_wire_dispatch(struct sxrc_dev *dev, struct sk_buff *skb)
+/*
+ * One packet for @dev: to the QP it names, or dropped and counted.
+ * Returns false when softirq leaves it to the receive worker, untouched.
+ */
+static bool sxrc_wire_dispatch(struct sxrc_dev *dev, struct sk_buff *skb)
 {
 	struct sxrc_pkt p;
 	struct sxrc_qp *qp;
-	bool req;
+	bool req, taken = true;
 
 	if (!sxrc_wire_parse(skb, &p))
 		goto drop;
 	req = p.attr & SXRC_PA_REQ;
 	if ((p.opcode & SXRC_TP_MASK) == SXRC_TP_UD) {
 		sxrc_wire_datagram(dev, &p);
-		return;
+		return true;
 	}
 	qp = sxrc_qp_lookup(dev, p.dqpn);
 	if (!qp)
@@ -51,49 +63,122 @@ static void sxrc_wire_dispatch(struct sxrc_dev *dev, struct sk_buff *skb)
 		goto drop;
 	}
 	if (req)
-		sxrc_wire_request(dev, qp, &p);
+		taken = sxrc_wire_request(dev, qp, &p);
 	else
 		sxrc_wire_response(qp, &p);
 	sxrc_obj_drop(&qp->obj);
-	return;
+	return taken;
 drop:
 	sxrc_wire_drop(dev);
+	return true;
+}
+
+/*
+ * May softirq handle @skb?  SEND and WRITE requests to RC and UC QPs:
+ * the packets that complete receives, what a peer waits for.  Their
+ * responses are headers only.  The rest (acknowledgments that let the
+ * requester send more, READ and atomic requests, UD, XRC) goes to the
+ * worker.
+ */
+static bool sxrc_wire_softirq_ok(struct sk_buff *skb)
+{
+	u8 *bth = (u8 *)(udp_hdr(skb) + 1);
+	u8 tp, op;
+
+	if (bth >= skb_tail_pointer(skb))
+		return false;
+	tp = bth[0] & SXRC_TP_MASK;
+	op = bth[0] & ~SXRC_TP_MASK;
+	return (tp == SXRC_TP_RC || tp == SXRC_TP_UC) &&
+	       op <= SXRC_OP_WRITE_ONLY_IMM;
 }
 
 static void sxrc_wire_rx_work(struct work_struct *work)
 {
 	struct sxrc_dev *dev = container_of(work, struct sxrc_dev, wire_rx);
+	struct sk_buff_head *q = &dev->wire_rxq;
 	struct sk_buff *skb;
 	u32 budget = 256;
+	bool more;
 
-	while (budget-- && (skb = skb_dequeue(&dev->wire_rxq))) {
+	spin_lock_bh(&q->lock);
+	/* Softirq has one: it queues this work again when done. */
+	if (dev->wire_rx_owned) {
+		spin_unlock_bh(&q->lock);
+		return;
+	}
+	dev->wire_rx_owned = true;
+	while (budget-- && (skb = __skb_dequeue(q))) {
+		spin_unlock_bh(&q->lock);
 		sxrc_wire_count(dev, SXRC_WIRE_RX);
 		sxrc_wire_dispatch(dev, skb);
 		kfree_skb(skb);
 		cond_resched();
+		spin_lock_bh(&q->lock);
 	}
-	if (!skb_queue_empty(&dev->wire_rxq))
+	dev->wire_rx_owned = false;
+	more = !skb_queue_empty(q);
+	spin_unlock_bh(&q->lock);
+	if (more)
 		queue_work(sxrc_rx_wq, &dev->wire_rx);
 }
 
-/* A RoCEv2 packet in softirq context: to its device's queue. */
+/*
+ * A RoCEv2 packet in softirq context: handled here if it may be and no
+ * other packet of its device waits or is being handled, else to the
+ * device's queue.
+ */
 static int sxrc_wire_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
+	struct sk_buff_head *q;
 	struct sxrc_dev *dev;
+	bool here = false;
 
 	rcu_read_lock();
 	dev = sxrc_dev_by_ndev(skb->dev);
-	if (!dev || skb_linearize(skb) ||
-	    skb_queue_len(&dev->wire_rxq) >= SXRC_WIRE_RXQ_MAX) {
-		if (dev)
-			sxrc_wire_drop(dev);
-		rcu_read_unlock();
-		kfree_skb(skb);
-		return 0;
+	if (!dev || skb_linearize(skb))
+		goto drop;
+	q = &dev->wire_rxq;
+	spin_lock(&q->lock);
+	if (skb_queue_len(q) >= SXRC_WIRE_RXQ_MAX) {
+		spin_unlock(&q->lock);
+		goto drop;
 	}
-	skb_queue_tail(&dev->wire_rxq, skb);
+	if (!dev->wire_rx_owned && skb_queue_empty(q) &&
+	    sxrc_wire_softirq_ok(skb)) {
+		dev->wire_rx_owned = true;
+		here = true;
+	} else {
+		__skb_queue_tail(q, skb);
+	}
+	spin_unlock(&q->lock);
+
+	if (here) {
+		if (sxrc_wire_dispatch(dev, skb)) {
+			sxrc_wire_count(dev, SXRC_WIRE_RX);
+			sxrc_wire_count(dev, SXRC_WIRE_RX_SOFTIRQ);
+			kfree_skb(skb);
+			skb = NULL;
+		}
+		spin_lock(&q->lock);
+		dev->wire_rx_owned = false;
+		/* Ahead of those that came meanwhile. */
+		if (skb)
+			__skb_queue_head(q, skb);
+		here = !skb_queue_empty(q);
+		spin_unlock(&q->lock);
+		if (!here)
+			goto out;
+	}
 	queue_work(sxrc_rx_wq, &dev->wire_rx);
+out:
 	rcu_read_unlock();
+	return 0;
+drop:
+	if (dev)
+		sxrc_wire_drop(dev);
+	rcu_read_unlock();
+	kfree_skb(skb);
 	return 0;
 }
 

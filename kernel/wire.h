@@ -209,10 +209,16 @@ struct sxrc_wire_route {
  * @sport: the UDP source port of its packets
  * @route: the route of its packets, requests and responses alike
  * @qp: the QP (the timer's)
- * @rs_mutex: the responder's part (@rs to @atomic_next): held by the
- *	device's receive worker for each request packet, and by a flush
- *	(the QP entering the error state) or a reset of the QP; taken
- *	after qp->sq_mutex
+ * @rs_mutex: the responder's part (@rs to @atomic_next) in process
+ *	context: held by the device's receive worker for each request
+ *	packet, and by a flush (the QP entering the error state) or a
+ *	reset of the QP; taken after qp->sq_mutex.  Its holder also sets
+ *	@rs_busy.
+ * @rs_lock: the responder's part in softirq, which handles a packet
+ *	under it only while @rs_busy is clear; taken with BH off, before
+ *	the QP's spinlocks and those of its queues, CQs and regions
+ * @rs_busy: process context holds @rs_mutex (set and cleared under
+ *	@rs_lock)
  * @rs: the responder's scratch: a multi-packet message's receive WQE
  *	and remote range between its packets
  * @in_op: SXRC_PA_SEND or SXRC_PA_WRITE while a message is half in
@@ -227,7 +233,7 @@ struct sxrc_wire_route {
  * @atomic_next: where the next goes
  *
  * The requester's part is under qp->sq_mutex; the responder's under
- * @rs_mutex.
+ * @rs_mutex with @rs_busy, or under @rs_lock without.
  */
 struct sxrc_wire_qp {
 	struct sxrc_wire_wqe *wqe;
@@ -243,6 +249,8 @@ struct sxrc_wire_qp {
 	struct sxrc_qp *qp;
 
 	struct mutex rs_mutex;	/* see above */
+	spinlock_t rs_lock;	/* see above */
+	bool rs_busy;
 	struct sxrc_scratch *rs;
 	u16 in_op;
 	u64 in_off;
@@ -330,7 +338,7 @@ void sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p);
 void sxrc_wire_rto_work(struct work_struct *work);
 
 /* wire_resp.c */
-void sxrc_wire_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
+bool sxrc_wire_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
 		       struct sxrc_pkt *p);
 void sxrc_wire_datagram(struct sxrc_dev *dev, struct sxrc_pkt *p);
 void sxrc_wire_resp_release(struct sxrc_wire_qp *w);

@@ -56,6 +56,7 @@ struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp)
 	w->sport = 0xc000 | hash_32(qp->qpn, 14);
 	INIT_DELAYED_WORK(&w->rto, sxrc_wire_rto_work);
 	mutex_init(&w->rs_mutex);
+	spin_lock_init(&w->rs_lock);
 	/* The send queue loop and the receive worker may race to it. */
 	if (cmpxchg(&qp->wire, NULL, w)) {
 		sxrc_wire_route_destroy(&w->route);
@@ -531,10 +532,10 @@ void sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p)
 	    (state != SXRC_QPS_RTS && state != SXRC_QPS_SQD))
 		goto out;
 	/* Only from the peer the QP is connected to. */
-	spin_lock(&qp->lock);
+	spin_lock_bh(&qp->lock);
 	if (memcmp(qp->attr.ah_attr.dgid, p->sgid, sizeof(p->sgid)))
 		op = SXRC_OP_NUM;
-	spin_unlock(&qp->lock);
+	spin_unlock_bh(&qp->lock);
 	/*
 	 * A PSN past what was sent answers no request (a ghost): it neither
 	 * acknowledges what precedes it nor fails anything.
@@ -624,18 +625,18 @@ static enum sxrc_outcome sxrc_wire_deliver(struct sxrc_qp *qp,
 		sxrc_wire_send_all(qp, w, m);
 		return SXRC_DONE;
 	}
-	spin_lock(&qp->lock);
+	spin_lock_bh(&qp->lock);
 	qp->attr.sq_psn = sxrc_psn_add(m->psn, m->npkts);
-	spin_unlock(&qp->lock);
+	spin_unlock_bh(&qp->lock);
 	if (qp->type == SXRC_QPT_UC) {
 		sxrc_wire_send_all(qp, w, m);
 		return SXRC_DONE;
 	}
 
 	if (w->tail - w->head == SXRC_WIRE_WQES) {
-		spin_lock(&qp->lock);
+		spin_lock_bh(&qp->lock);
 		qp->attr.sq_psn = m->psn;
-		spin_unlock(&qp->lock);
+		spin_unlock_bh(&qp->lock);
 		return SXRC_WAIT_WINDOW;
 	}
 	e = sxrc_wire_slot(w, w->tail);

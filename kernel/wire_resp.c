@@ -7,10 +7,13 @@
  * keeps its receive WQE or rkey range in the QP's responder state
  * (struct sxrc_wire_qp) from its first packet to its last.
  *
- * Runs in the device's receive worker (wire.c): one packet at a time
- * for the whole device.  The responder state of a QP is also let go of
- * when the QP enters the error state or goes back to RESET: the worker
- * holds its rs_mutex for each request.
+ * Runs for one packet of the device at a time (wire.c): in the receive
+ * worker, or, for SEND and WRITE packets to RC and UC QPs, right in the
+ * socket's softirq.  There nothing may sleep: a packet that would (its
+ * memory is ODP) is handed on to the worker unchanged, SXRC_WRESP_DEFER.
+ * The responder state of a QP is also let go of when the QP enters the
+ * error state or goes back to RESET, in process context: see
+ * sxrc_wresp_lock().
  */
 #include "wire.h"
 
@@ -20,7 +23,29 @@ enum sxrc_wresp {
 	SXRC_WRESP_RNR,		/* no receive WQE: RNR NAK */
 	SXRC_WRESP_ERR,		/* refused: NAK (RC), dropped (UC) */
 	SXRC_WRESP_DROP,	/* dropped, the PSN moves on */
+	SXRC_WRESP_DEFER,	/* softirq: to the worker, nothing changed */
 };
+
+/*
+ * Process context takes a QP's responder state for as long as it likes
+ * (it may sleep): softirq, which takes only w->rs_lock, finds it busy
+ * and leaves its packet to the worker.
+ */
+static void sxrc_wresp_lock(struct sxrc_wire_qp *w)
+{
+	mutex_lock(&w->rs_mutex);
+	spin_lock_bh(&w->rs_lock);
+	w->rs_busy = true;
+	spin_unlock_bh(&w->rs_lock);
+}
+
+static void sxrc_wresp_unlock(struct sxrc_wire_qp *w)
+{
+	spin_lock_bh(&w->rs_lock);
+	w->rs_busy = false;
+	spin_unlock_bh(&w->rs_lock);
+	mutex_unlock(&w->rs_mutex);
+}
 
 /* Answer the requester of @qp with headers only: ACK, RNR NAK, NAK. */
 static void sxrc_wresp_ack(struct sxrc_dev *dev, struct sxrc_qp *qp,
@@ -38,10 +63,10 @@ static void sxrc_wresp_ack(struct sxrc_dev *dev, struct sxrc_qp *qp,
 	u8 hdr[SXRC_HDR_MAX];
 	u32 hlen;
 
-	spin_lock(&qp->lock);
+	spin_lock_bh(&qp->lock);
 	ah = qp->attr.ah_attr;
 	a.dqpn = qp->attr.dest_qp_num;
-	spin_unlock(&qp->lock);
+	spin_unlock_bh(&qp->lock);
 	hlen = sxrc_wire_build(hdr, &a);
 	sxrc_wire_xmit_buf(dev, &ah, w, hdr, hlen, NULL, 0);
 }
@@ -80,6 +105,10 @@ static void sxrc_wresp_abort(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 		sxrc_recv_error(qp, s, status);
 		w->in_rwqe = false;
 	}
+	if (s->rwqe_held && status) {
+		sxrc_recv_error(qp, s, status);
+		s->rwqe_held = false;
+	}
 	if (w->in_range) {
 		sxrc_sgl_release(&s->remote);
 		w->in_range = false;
@@ -106,10 +135,10 @@ void sxrc_wire_resp_flush(struct sxrc_qp *qp)
 	lockdep_assert_held(&qp->sq_mutex);
 	if (!w)
 		return;
-	mutex_lock(&w->rs_mutex);
-	if (w->in_op || w->in_rwqe)
+	sxrc_wresp_lock(w);
+	if (w->in_op || w->in_rwqe || w->rs->rwqe_held)
 		sxrc_wresp_abort(qp, w, SXRC_WC_WR_FLUSH_ERR);
-	mutex_unlock(&w->rs_mutex);
+	sxrc_wresp_unlock(w);
 }
 
 /**
@@ -126,17 +155,18 @@ void sxrc_wire_resp_reset(struct sxrc_qp *qp)
 	lockdep_assert_held(&qp->sq_mutex);
 	if (!w)
 		return;
-	mutex_lock(&w->rs_mutex);
+	sxrc_wresp_lock(w);
 	if (w->in_rwqe) {
 		sxrc_sgl_release(&w->rs->peer);
 		w->in_rwqe = false;
 	}
+	w->rs->rwqe_held = false;
 	sxrc_wresp_abort(qp, w, 0);
 	w->msn = 0;
 	w->nak_sent = false;
 	memset(w->atomics, 0, sizeof(w->atomics));
 	w->atomic_next = 0;
-	mutex_unlock(&w->rs_mutex);
+	sxrc_wresp_unlock(w);
 }
 
 /* The responder state's references, at the QP's end. */
@@ -204,6 +234,8 @@ static enum sxrc_wresp sxrc_wresp_send(struct sxrc_dev *dev,
 		}
 		if (!w->in_rwqe) {
 			resp = sxrc_recv_take(qp, s, p->paylen, status);
+			if (resp == SXRC_RESP_DEFER)
+				return SXRC_WRESP_DEFER;
 			if (resp != SXRC_RESP_OK)
 				sxrc_wresp_abort(qp, w, 0);
 			if (resp == SXRC_RESP_RNR)
@@ -223,6 +255,8 @@ static enum sxrc_wresp sxrc_wresp_send(struct sxrc_dev *dev,
 	}
 	sxrc_pkt_sgl(p, &src);
 	ret = sxrc_copy_range(&s->peer, w->in_off, &src, 0, p->paylen, qp);
+	if (ret == -EWOULDBLOCK)
+		return SXRC_WRESP_DEFER;
 	if (ret) {
 		/* An ODP page gone, or the QP destroyed: as sxrc_resp_send(). */
 		sxrc_wresp_abort(qp, w, ret == -EFAULT ? SXRC_WC_LOC_PROT_ERR :
@@ -287,8 +321,11 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 
 		if (sxrc_wresp_xsrq(dev, qp, p, status))
 			return SXRC_WRESP_ERR;
-		if (sxrc_remote_range(qp, &m, s, SXRC_ACCESS_REMOTE_WRITE,
-				      p->dmalen)) {
+		ret = sxrc_remote_range(qp, &m, s, SXRC_ACCESS_REMOTE_WRITE,
+					p->dmalen);
+		if (ret == -EWOULDBLOCK)
+			return SXRC_WRESP_DEFER;
+		if (ret) {
 			sxrc_wresp_abort(qp, w, 0);
 			*status = SXRC_WC_REM_ACCESS_ERR;
 			return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
@@ -312,6 +349,12 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 	 */
 	if ((p->attr & SXRC_PA_IMM) && !w->in_rwqe) {
 		resp = sxrc_recv_take(qp, s, 0, status);
+		if (resp == SXRC_RESP_DEFER) {
+			/* The range is resolved again with the WQE. */
+			if (p->attr & SXRC_PA_FIRST)
+				sxrc_wresp_abort(qp, w, 0);
+			return SXRC_WRESP_DEFER;
+		}
 		if (resp == SXRC_RESP_RNR) {
 			if (p->attr & SXRC_PA_FIRST)
 				sxrc_wresp_abort(qp, w, 0);
@@ -325,6 +368,11 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 	}
 	sxrc_pkt_sgl(p, &src);
 	ret = sxrc_copy_range(&s->remote, w->in_off, &src, 0, p->paylen, qp);
+	if (ret == -EWOULDBLOCK) {
+		if (p->attr & SXRC_PA_FIRST)
+			sxrc_wresp_abort(qp, w, 0);
+		return SXRC_WRESP_DEFER;
+	}
 	if (ret) {
 		sxrc_wresp_abort(qp, w, SXRC_WC_WR_FLUSH_ERR);
 		*status = SXRC_WC_REM_ACCESS_ERR;
@@ -371,11 +419,11 @@ static enum sxrc_wresp sxrc_wresp_read(struct sxrc_dev *dev,
 
 	if (sxrc_resp_execute(qp, &m, s, status, &stopped) != SXRC_RESP_OK)
 		return SXRC_WRESP_ERR;
-	spin_lock(&qp->lock);
+	spin_lock_bh(&qp->lock);
 	ah = qp->attr.ah_attr;
 	r.dqpn = qp->attr.dest_qp_num;
 	mtu = sxrc_mtu_bytes(qp->attr.path_mtu);
-	spin_unlock(&qp->lock);
+	spin_unlock_bh(&qp->lock);
 	n = max_t(u32, 1, DIV_ROUND_UP(p->dmalen, mtu));
 	r.msn = w->msn + 1;
 	for (i = 0; i < n; i++) {
@@ -479,24 +527,28 @@ static bool sxrc_wresp_accepts(struct sxrc_qp *qp, struct sxrc_pkt *p,
 {
 	bool ok;
 
-	spin_lock(&qp->lock);
+	spin_lock_bh(&qp->lock);
 	*receiving = sxrc_qp_can_receive(qp);
 	ok = *receiving &&
 	     !memcmp(qp->attr.ah_attr.dgid, p->sgid, sizeof(p->sgid));
 	*epsn = qp->attr.rq_psn;
-	spin_unlock(&qp->lock);
+	spin_unlock_bh(&qp->lock);
 	return ok;
 }
 
 static void sxrc_wresp_set_epsn(struct sxrc_qp *qp, u32 psn)
 {
-	spin_lock(&qp->lock);
+	spin_lock_bh(&qp->lock);
 	qp->attr.rq_psn = psn;
-	spin_unlock(&qp->lock);
+	spin_unlock_bh(&qp->lock);
 }
 
-/* A request packet for @qp, under w->rs_mutex. */
-static void sxrc_wresp_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
+/*
+ * A request packet for @qp, its responder state held (sxrc_wresp_lock(),
+ * or w->rs_lock in softirq).  Returns false when softirq must leave it
+ * to the worker: nothing of it was done.
+ */
+static bool sxrc_wresp_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
 			       struct sxrc_wire_qp *w, struct sxrc_pkt *p)
 {
 	bool rc = sxrc_reliable(qp->type), receiving;
@@ -509,7 +561,7 @@ static void sxrc_wresp_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
 		 * A QP that left the receiving states lets go of its message;
 		 * another host's packet leaves it alone.
 		 */
-		if (!receiving && (w->in_op || w->in_rwqe))
+		if (!receiving && (w->in_op || w->in_rwqe || w->rs->rwqe_held))
 			sxrc_wresp_abort(qp, w, SXRC_WC_WR_FLUSH_ERR);
 		goto drop;
 	}
@@ -517,7 +569,7 @@ static void sxrc_wresp_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
 	if (rc && d < 0) {
 		if (!sxrc_wresp_duplicate(dev, qp, p, epsn))
 			goto drop;
-		return;
+		return true;
 	}
 	if (rc && d > 0) {
 		/* Packets went missing: ask for them, once. */
@@ -526,7 +578,7 @@ static void sxrc_wresp_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
 		sxrc_wresp_ack(dev, qp, w, SXRC_OP_ACK, epsn,
 			       SXRC_AETH_NAK | SXRC_NAK_PSN_SEQ, 0);
 		w->nak_sent = true;
-		return;
+		return true;
 	}
 	if (!rc && d) {
 		/* UC: the message half in is lost; its WQE waits for the next. */
@@ -562,6 +614,8 @@ static void sxrc_wresp_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
 	}
 
 	switch (res) {
+	case SXRC_WRESP_DEFER:
+		return false;
 	case SXRC_WRESP_OK:
 	case SXRC_WRESP_DROP:
 		sxrc_wresp_set_epsn(qp, sxrc_psn_add(p->psn, n));
@@ -590,9 +644,10 @@ static void sxrc_wresp_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
 		sxrc_resp_nak(qp, status);
 		break;
 	}
-	return;
+	return true;
 drop:
 	sxrc_wire_drop(dev);
+	return true;
 }
 
 /**
@@ -600,19 +655,39 @@ drop:
  * @dev: the device it arrived on
  * @qp: the QP it names (a reference), of the type its transport fits
  * @p: the packet, checked
+ *
+ * In softirq only SEND and WRITE packets to RC and UC QPs come here.
+ *
+ * Return: false when softirq leaves the packet to the receive worker
+ * (the QP's responder state is busy in process context, has never been
+ * made, or the packet's memory is ODP): nothing of it was done.
  */
-void sxrc_wire_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
+bool sxrc_wire_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
 		       struct sxrc_pkt *p)
 {
-	struct sxrc_wire_qp *w = sxrc_wire_qp_get(qp);
+	struct sxrc_wire_qp *w;
+	bool taken = false;
 
+	if (!in_task()) {
+		w = READ_ONCE(qp->wire);
+		if (!w)
+			return false;
+		spin_lock(&w->rs_lock);
+		if (!w->rs_busy)
+			taken = sxrc_wresp_request(dev, qp, w, p);
+		spin_unlock(&w->rs_lock);
+		return taken;
+	}
+	w = sxrc_wire_qp_get(qp);
 	if (!w) {
 		sxrc_wire_drop(dev);
-		return;
+		return true;
 	}
-	mutex_lock(&w->rs_mutex);
+	sxrc_wresp_lock(w);
+	/* Only softirq defers: process context does everything. */
 	sxrc_wresp_request(dev, qp, w, p);
-	mutex_unlock(&w->rs_mutex);
+	sxrc_wresp_unlock(w);
+	return true;
 }
 
 /**

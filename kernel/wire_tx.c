@@ -311,8 +311,9 @@ static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 	if (!buf && len >= SXRC_WIRE_ZC_MIN &&
 	    (dst->dev->features & NETIF_F_SG))
 		lent = sxrc_sgl_pages(src, off, len, pp, ARRAY_SIZE(pp));
+	/* Responses to packets handled in softirq are sent from there. */
 	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + room + (lent ? hlen : tlen),
-			GFP_KERNEL);
+			in_task() ? GFP_KERNEL : GFP_ATOMIC);
 	if (!skb) {
 		ret = -ENOMEM;
 		goto err;

@@ -29,6 +29,8 @@
  *   peer.qp_gone     the peer's QP was destroyed: the same
  *   peer.no_receive  the peer posts no receive: RNR_RETRY_EXC_ERR after
  *                    rnr_retry RNR NAKs
+ *   peer.odp_memory  SENDs and WRITEs into an ODP region, which the
+ *                    receiving softirq leaves to the receive worker
  *   peer.pages_gone_in_flight  packets sent from a region's pages
  *                    (uncopied) and held by netem arrive intact after
  *                    the QP, the region and the memory are gone
@@ -440,6 +442,7 @@ TEST_F_TIMEOUT(stream, sends, WS_SECS + 60)
 	size_t total = ws_stream_bytes(), sent_bytes = 0, off = 0;
 	uint64_t sent = 0, scomp = 0, recvd = 0, posted = 0, nmsg = 0;
 	long lent = ws_counter(WS_DEV_A, "wire_tx_lent");
+	long soft = ws_counter(WS_DEV_B, "wire_rx_softirq");
 	struct sxrc_rng rng = { 0x5eed5 };
 	struct ibv_wc wc[16];
 	uint64_t *offs;
@@ -539,6 +542,10 @@ TEST_F_TIMEOUT(stream, sends, WS_SECS + 60)
 	       total, (unsigned long long)nmsg, lent);
 	/* Most payloads went out from a's pages, uncopied. */
 	EXPECT_LT(0, lent);
+	/* The receiving softirq took requests itself. */
+	soft = ws_counter(WS_DEV_B, "wire_rx_softirq") - soft;
+	TH_LOG("%ld packets handled in b's softirq", soft);
+	EXPECT_LT(0, soft);
 	ws_netem_seen(_metadata, self);
 	free(lens);
 	free(offs);
@@ -841,6 +848,121 @@ TEST_F_TIMEOUT(peer, pages_gone_in_flight, 120)
 		EXPECT_EQ(-1, ws_check(self->b.mem + i * WS_LENT_LEN,
 				       i * WS_LENT_LEN, WS_LENT_LEN, 77));
 	}
+}
+
+/* Post a receive of @len bytes at @buf of @mr on @e's QP. */
+static int ws_post_recv_at(struct ws_end *e, struct ibv_mr *mr, void *buf,
+			   uint32_t len, uint64_t id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf, .length = len, .lkey = mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(e->qp, &wr, &bad);
+}
+
+/* Post an @op of @len bytes from a's memory at @off, signaled. */
+static int ws_post_op(struct ws_end *a, enum ibv_wr_opcode op, size_t off,
+		      uint32_t len, uint64_t raddr, uint32_t rkey, uint64_t id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)a->mem + off, .length = len,
+		.lkey = a->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(id),
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	}, *bad;
+
+	return ibv_post_send(a->qp, &wr, &bad);
+}
+
+/*
+ * Requests are handled in the receiving socket's softirq, but pages of
+ * an ODP region are faulted in, which softirq cannot wait for: such a
+ * packet goes to the receive worker as it came.  SENDs into receive
+ * WQEs on a region never touched yet, a WRITE and a WRITE with
+ * immediate into it: every byte lands, every WQE completes once, in
+ * order.
+ */
+#define WS_ODP_LEN	16384	/* 16 packets of MTU 1024 each */
+
+TEST_F_TIMEOUT(peer, odp_memory, 120)
+{
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	long soft = ws_counter(WS_DEV_B, "wire_rx_softirq");
+	size_t len = 4 * WS_ODP_LEN;
+	struct ibv_wc wc[4];
+	struct ibv_mr *mr;
+	uint8_t *mem;
+	int i, n;
+
+	/* Faults under TCG (and KASAN) may outlast the fixture's 16.8 ms. */
+	ASSERT_EQ(0, ibv_modify_qp(self->a.qp, &reset, IBV_QP_STATE));
+	ASSERT_EQ(0, ws_connect(&self->a, &self->b, 16, 7, 2));
+
+	/* Warm-up into pinned memory: the QP's wire state is made. */
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, ws_post_recv_at(&self->b, self->b.mr,
+					     self->b.mem, 100, 100 + i));
+		ASSERT_EQ(0, ws_post_op(&self->a, IBV_WR_SEND, 0, 100, 0, 0,
+					100 + i));
+		ASSERT_EQ(1, sxrc_poll_n(self->a.cq, wc, 1, 10000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc[0].status);
+		ASSERT_EQ(1, sxrc_poll_n(self->b.cq, wc, 1, 10000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc[0].status);
+	}
+	/* The second went through softirq, at least. */
+	EXPECT_LT(soft, ws_counter(WS_DEV_B, "wire_rx_softirq"));
+
+	mem = sxrc_map(len, 0);
+	ASSERT_NE(NULL, mem);
+	mr = ibv_reg_mr(self->b.pd, mem, len, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND);
+	ASSERT_NE(NULL, mr);
+	ws_fill(self->a.mem, 0, len, 91);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, ws_post_recv_at(&self->b, mr,
+					     mem + i * WS_ODP_LEN,
+					     WS_ODP_LEN, i));
+	/* The immediate's receive, in pinned memory. */
+	ASSERT_EQ(0, ws_post_recv_at(&self->b, self->b.mr, self->b.mem, 0,
+				     2));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, ws_post_op(&self->a, IBV_WR_SEND,
+					i * WS_ODP_LEN, WS_ODP_LEN, 0, 0, i));
+	ASSERT_EQ(0, ws_post_op(&self->a, IBV_WR_RDMA_WRITE, 2 * WS_ODP_LEN,
+				WS_ODP_LEN, (uintptr_t)mem + 2 * WS_ODP_LEN,
+				mr->rkey, 2));
+	ASSERT_EQ(0, ws_post_op(&self->a, IBV_WR_RDMA_WRITE_WITH_IMM,
+				3 * WS_ODP_LEN, WS_ODP_LEN,
+				(uintptr_t)mem + 3 * WS_ODP_LEN, mr->rkey, 3));
+
+	ASSERT_EQ(4, sxrc_poll_n(self->a.cq, wc, 4, 30000));
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status)
+			TH_LOG("%d: %s", i, ibv_wc_status_str(wc[i].status));
+		EXPECT_EQ(i, wc[i].wr_id);
+	}
+	n = sxrc_poll_n(self->b.cq, wc, 3, 10000);
+	ASSERT_EQ(3, n);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status)
+			TH_LOG("%d: %s", i, ibv_wc_status_str(wc[i].status));
+		EXPECT_EQ(i, wc[i].wr_id);
+		EXPECT_EQ(i < 2 ? IBV_WC_RECV : IBV_WC_RECV_RDMA_WITH_IMM,
+			  wc[i].opcode);
+		EXPECT_EQ(WS_ODP_LEN, wc[i].byte_len);
+	}
+	EXPECT_EQ(3, ntohl(wc[2].imm_data));
+	EXPECT_EQ(-1, ws_check(mem, 0, len, 91));
+	/* Nothing more. */
+	EXPECT_EQ(0, sxrc_poll_n(self->b.cq, wc, 1, 200));
+	ibv_dereg_mr(mr);
+	munmap(mem, len);
 }
 
 /*
