@@ -297,30 +297,62 @@ void sxrc_sq_resume(struct sxrc_qp *qp)
 }
 
 /*
+ * Process context takes the requester's state for as long as it likes
+ * (it may sleep): softirq, which takes only qp->sq_lock, finds it busy
+ * and leaves its acknowledgment to the receive worker.
+ */
+static void sxrc_sq_busy(struct sxrc_qp *qp, bool busy)
+{
+	spin_lock_bh(&qp->sq_lock);
+	qp->sq_busy = busy;
+	spin_unlock_bh(&qp->sq_lock);
+}
+
+void sxrc_sq_lock(struct sxrc_qp *qp)
+{
+	mutex_lock(&qp->sq_mutex);
+	sxrc_sq_busy(qp, true);
+}
+
+static int sxrc_sq_lock_killable(struct sxrc_qp *qp)
+{
+	if (mutex_lock_killable(&qp->sq_mutex))
+		return -EINTR;
+	sxrc_sq_busy(qp, true);
+	return 0;
+}
+
+void sxrc_sq_unlock(struct sxrc_qp *qp)
+{
+	sxrc_sq_busy(qp, false);
+	mutex_unlock(&qp->sq_mutex);
+}
+
+/*
  * The doorbell.  Another thread of the poster (or the work item) may be
  * running the queue: waiting for it can be interrupted by a fatal
  * signal only, and its run is bounded anyway.
  */
 int sxrc_sq_run(struct sxrc_qp *qp)
 {
-	if (mutex_lock_killable(&qp->sq_mutex))
+	if (sxrc_sq_lock_killable(qp))
 		return -EINTR;
 	if (trace_sxrc_doorbell_enabled() && qp->sq.ring)
 		trace_sxrc_doorbell(qp, READ_ONCE(sxrc_ring_hdr(qp->sq.ring)->prod) -
 				    qp->sq.cons);
 	sxrc_sq_process(qp);
-	mutex_unlock(&qp->sq_mutex);
+	sxrc_sq_unlock(qp);
 	return 0;
 }
 
 /* The polling thread's doorbell (sqpoll.c): never on a destroyed QP. */
 void sxrc_sq_poll(struct sxrc_qp *qp)
 {
-	mutex_lock(&qp->sq_mutex);
+	sxrc_sq_lock(qp);
 	/* Set before sxrc_qp_stop_engine() takes sq_mutex. */
 	if (!READ_ONCE(qp->dead))
 		sxrc_sq_process(qp);
-	mutex_unlock(&qp->sq_mutex);
+	sxrc_sq_unlock(qp);
 }
 
 static void sxrc_retry_work(struct work_struct *work)
@@ -328,7 +360,7 @@ static void sxrc_retry_work(struct work_struct *work)
 	struct sxrc_qp *qp = container_of(to_delayed_work(work),
 					  struct sxrc_qp, retry_work);
 
-	mutex_lock(&qp->sq_mutex);
+	sxrc_sq_lock(qp);
 	if (qp->stalled && time_before(jiffies, qp->stall_until)) {
 		/* Run early (a kick raced with the stall): wait it out. */
 		sxrc_qp_schedule(qp, qp->stall_until - jiffies);
@@ -336,7 +368,7 @@ static void sxrc_retry_work(struct work_struct *work)
 		qp->stalled = false;
 		sxrc_sq_process(qp);
 	}
-	mutex_unlock(&qp->sq_mutex);
+	sxrc_sq_unlock(qp);
 }
 
 int sxrc_engine_init(void)
@@ -371,6 +403,7 @@ void sxrc_engine_exit(void)
 void sxrc_qp_init_engine(struct sxrc_qp *qp)
 {
 	mutex_init(&qp->sq_mutex);
+	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	INIT_DELAYED_WORK(&qp->retry_work, sxrc_retry_work);
 }
@@ -382,9 +415,9 @@ void sxrc_qp_stop_engine(struct sxrc_qp *qp)
 	qp->dead = true;
 	spin_unlock_bh(&qp->lock);
 	cancel_delayed_work_sync(&qp->retry_work);
-	/* Wait for a doorbell still running on it. */
-	mutex_lock(&qp->sq_mutex);
-	mutex_unlock(&qp->sq_mutex);
+	/* Wait for a doorbell still running on it, or an acknowledgment. */
+	sxrc_sq_lock(qp);
+	sxrc_sq_unlock(qp);
 	/* Whoever arms the wire's timer saw the QP alive, under sq_mutex. */
 	sxrc_wire_qp_stop(qp);
 }

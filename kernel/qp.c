@@ -573,7 +573,7 @@ int sxrc_qp_do_modify(struct sxrc_qp *qp, const struct sxrc_qp_attr *a,
 	    !capable(CAP_NET_RAW))
 		return -EPERM;
 
-	mutex_lock(&qp->sq_mutex);
+	sxrc_sq_lock(qp);
 	spin_lock_bh(&qp->lock);
 	cur = qp->attr.qp_state;
 	next = mask & SXRC_QP_STATE ? a->qp_state : cur;
@@ -609,7 +609,7 @@ int sxrc_qp_do_modify(struct sxrc_qp *qp, const struct sxrc_qp_attr *a,
 	if (next == SXRC_QPS_RTS && qp->sq.ring)
 		sxrc_qp_kick(qp);
 out_unlock:
-	mutex_unlock(&qp->sq_mutex);
+	sxrc_sq_unlock(qp);
 
 	if (last_wqe)
 		sxrc_obj_event(&qp->obj, SXRC_EVENT_QP_LAST_WQE_REACHED);

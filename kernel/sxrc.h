@@ -768,7 +768,13 @@ static inline struct sxrc_srq *to_sxrc_srq(struct sxrc_obj *obj)
  * @rq: the receive queue (no ring on an SRQ)
  * @mcast_count: multicast groups attached (under dev->mcast_lock)
  * @sq_mutex: held while the send queue is executed or flushed, and by
- *	modify; taken before @lock
+ *	modify (sxrc_sq_lock()); taken before @lock.  Its holder also sets
+ *	@sq_busy.
+ * @sq_lock: the requester's state in softirq, which takes an
+ *	acknowledgment under it only while @sq_busy is clear (wire_req.c);
+ *	taken with BH off, before @lock and those of the CQs
+ * @sq_busy: process context holds @sq_mutex (set and cleared under
+ *	@sq_lock)
  * @rq_lock: protects @rq.cons: receive WQEs are consumed by any number
  *	of requesters at once
  * @retry_work: runs the send queue again after an RNR NAK or a lost
@@ -807,6 +813,8 @@ struct sxrc_qp {
 	struct sxrc_wq rq;
 	u32 mcast_count;
 	struct mutex sq_mutex;	/* see above */
+	spinlock_t sq_lock;	/* see above */
+	bool sq_busy;
 	spinlock_t rq_lock;	/* protects rq.cons */
 	struct delayed_work retry_work;
 	bool stalled;
@@ -1146,6 +1154,8 @@ void sxrc_wire_qp_free(struct sxrc_qp *qp);
 void sxrc_wire_resp_flush(struct sxrc_qp *qp);
 void sxrc_wire_resp_reset(struct sxrc_qp *qp);
 int sxrc_sq_run(struct sxrc_qp *qp);
+void sxrc_sq_lock(struct sxrc_qp *qp);
+void sxrc_sq_unlock(struct sxrc_qp *qp);
 void sxrc_sq_poll(struct sxrc_qp *qp);
 void sxrc_qp_kick(struct sxrc_qp *qp);
 void sxrc_qp_engine_ready(struct sxrc_qp *qp);

@@ -9,15 +9,16 @@
  * Packets arrive in softirq context on the namespace's socket; they are
  * checked for a device and made linear.  A device's packets are taken
  * in order, one at a time (@wire_rx_owned): SEND and WRITE requests to
- * RC and UC QPs right there in softirq when no other packet of the
- * device waits or is being handled, as rxe does with all of its packets;
+ * RC and UC QPs, and ACKs to RC QPs, right there in softirq when no
+ * other packet of the device waits or is being handled, as rxe does
+ * with all of its packets;
  * the others on the device's queue, for its receive worker (one work
  * item), which runs the transport in process context, where copies to
  * user pages may sleep (ODP), and responses, retransmissions and READ
  * responses may take their time.  A packet softirq cannot finish without
  * sleeping goes to the head of the queue untouched (wire_resp.c).
  *
- * Handling a request in softirq spares its QP the wake-up and switch to
+ * Handling a packet in softirq spares its QP the wake-up and switch to
  * the worker: on a one-CPU guest a tenth to a fifth of a ping-pong's
  * round trip (Documentation/wire.rst).
  */
@@ -65,7 +66,7 @@ static bool sxrc_wire_dispatch(struct sxrc_dev *dev, struct sk_buff *skb)
 	if (req)
 		taken = sxrc_wire_request(dev, qp, &p);
 	else
-		sxrc_wire_response(qp, &p);
+		taken = sxrc_wire_response(qp, &p);
 	sxrc_obj_drop(&qp->obj);
 	return taken;
 drop:
@@ -74,11 +75,11 @@ drop:
 }
 
 /*
- * May softirq handle @skb?  SEND and WRITE requests to RC and UC QPs:
- * the packets that complete receives, what a peer waits for.  Their
- * responses are headers only.  The rest (acknowledgments that let the
- * requester send more, READ and atomic requests, UD, XRC) goes to the
- * worker.
+ * May softirq handle @skb?  SEND and WRITE requests to RC and UC QPs,
+ * the packets that complete receives, whose responses are headers only;
+ * and ACKs to RC QPs, which complete sends.  The rest (READ and atomic
+ * requests and responses, UD, XRC) goes to the worker, as do the
+ * packets softirq gives back (wire_req.c, wire_resp.c).
  */
 static bool sxrc_wire_softirq_ok(struct sk_buff *skb)
 {
@@ -90,7 +91,8 @@ static bool sxrc_wire_softirq_ok(struct sk_buff *skb)
 	tp = bth[0] & SXRC_TP_MASK;
 	op = bth[0] & ~SXRC_TP_MASK;
 	return (tp == SXRC_TP_RC || tp == SXRC_TP_UC) &&
-	       op <= SXRC_OP_WRITE_ONLY_IMM;
+	       (op <= SXRC_OP_WRITE_ONLY_IMM ||
+		(tp == SXRC_TP_RC && op == SXRC_OP_ACK));
 }
 
 static void sxrc_wire_rx_work(struct work_struct *work)

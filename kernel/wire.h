@@ -334,7 +334,7 @@ int sxrc_wire_xmit_buf(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp);
 extern const struct sxrc_path sxrc_wire_path;
 bool sxrc_wire_busy(struct sxrc_qp *qp);
-void sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p);
+bool sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p);
 void sxrc_wire_rto_work(struct work_struct *work);
 
 /* wire_resp.c */

@@ -508,25 +508,93 @@ static bool sxrc_wire_atomic_ack(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 	return true;
 }
 
+/* Every WQE in flight went out whole: the window holds nothing back. */
+static bool sxrc_wire_all_sent(struct sxrc_wire_qp *w)
+{
+	u32 i;
+
+	for (i = w->head; i != w->tail; i++) {
+		struct sxrc_wire_wqe *e = sxrc_wire_slot(w, i);
+
+		if (e->sent < sxrc_wire_req_pkts(e))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * An ACK in softirq, under qp->sq_lock: taken only when all it can do
+ * is complete WQEs, so nothing sleeps.  Not a NAK or an RNR NAK (they
+ * fail WQEs, flush, resend), and only when no packet waits for the
+ * window it opens; WQEs still in the ring are left to the QP's work
+ * item.  Returns false to leave it to the receive worker.
+ */
+static bool sxrc_wire_ack_softirq(struct sxrc_qp *qp, struct sxrc_pkt *p)
+{
+	struct sxrc_wire_qp *w = READ_ONCE(qp->wire);
+	struct sxrc_ring *ring = qp->sq.ring;
+	bool moved = false, ok;
+	u32 state;
+
+	if (!w || (p->syndrome & SXRC_AETH_TYPE) != SXRC_AETH_ACK)
+		return false;
+	spin_lock(&qp->sq_lock);
+	if (qp->sq_busy || w->hold || !sxrc_wire_all_sent(w)) {
+		spin_unlock(&qp->sq_lock);
+		return false;
+	}
+	state = READ_ONCE(qp->attr.qp_state);
+	if (READ_ONCE(qp->dead) || w->head == w->tail ||
+	    (state != SXRC_QPS_RTS && state != SXRC_QPS_SQD))
+		goto out;
+	spin_lock(&qp->lock);
+	ok = !memcmp(qp->attr.ah_attr.dgid, p->sgid, sizeof(p->sgid));
+	spin_unlock(&qp->lock);
+	if (!ok || sxrc_psn_diff(p->psn, sxrc_wire_sent_end(w)) >= 0)
+		goto out;
+	moved = sxrc_wire_ack_upto(qp, w, p->psn);
+	if (!moved)
+		goto out;
+	qp->retry_left = qp->attr.retry_cnt;
+	if (w->head == w->tail)
+		cancel_delayed_work(&w->rto);
+	else
+		sxrc_wire_arm(qp, w, true);
+	/* WQEs the window held back in the ring: the work item goes on. */
+	if (ring && sxrc_ring_count(ring, sxrc_ring_prod(ring), qp->sq.next))
+		sxrc_qp_kick(qp);
+out:
+	spin_unlock(&qp->sq_lock);
+	if (!moved)
+		sxrc_wire_drop(qp->obj.ctx->dev);
+	return true;
+}
+
 /**
  * sxrc_wire_response - an acknowledgment or response for a requester
  * @qp: the QP it names (a reference)
  * @p: the packet, checked
  *
- * Called by the device's receive worker.
+ * Called by the device's receive worker, and in softirq for ACKs to RC
+ * QPs.
+ *
+ * Return: false when softirq leaves the packet to the receive worker:
+ * nothing of it was done.
  */
-void sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p)
+bool sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p)
 {
 	struct sxrc_wire_qp *w = READ_ONCE(qp->wire);
 	u8 op = p->opcode & ~SXRC_TP_MASK;
 	bool moved = false, taken = false;
 	u32 state;
 
+	if (!in_task())
+		return sxrc_wire_ack_softirq(qp, p);
 	if (!w) {
 		sxrc_wire_drop(qp->obj.ctx->dev);
-		return;
+		return true;
 	}
-	mutex_lock(&qp->sq_mutex);
+	sxrc_sq_lock(qp);
 	state = READ_ONCE(qp->attr.qp_state);
 	if (READ_ONCE(qp->dead) || w->head == w->tail ||
 	    (state != SXRC_QPS_RTS && state != SXRC_QPS_SQD))
@@ -561,9 +629,10 @@ void sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p)
 	/* Room in the window: the send queue goes on. */
 	sxrc_sq_resume(qp);
 out:
-	mutex_unlock(&qp->sq_mutex);
+	sxrc_sq_unlock(qp);
 	if (!moved && !taken)
 		sxrc_wire_drop(qp->obj.ctx->dev);
+	return true;
 }
 
 /* The ack timeout (or an RNR wait) ran out. */
@@ -574,7 +643,7 @@ void sxrc_wire_rto_work(struct work_struct *work)
 	struct sxrc_qp *qp = w->qp;
 	u32 state;
 
-	mutex_lock(&qp->sq_mutex);
+	sxrc_sq_lock(qp);
 	state = READ_ONCE(qp->attr.qp_state);
 	if (READ_ONCE(qp->dead) || w->head == w->tail ||
 	    (state != SXRC_QPS_RTS && state != SXRC_QPS_SQD))
@@ -594,7 +663,7 @@ void sxrc_wire_rto_work(struct work_struct *work)
 	sxrc_wire_arm(qp, w, true);
 	sxrc_wire_push(qp, w);
 out:
-	mutex_unlock(&qp->sq_mutex);
+	sxrc_sq_unlock(qp);
 }
 
 /* Send every packet of a UD or UC message now: nothing waits for them. */
