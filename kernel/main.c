@@ -446,8 +446,7 @@ static void __exit sxrc_exit(void)
 	/* Links first: they need RTNL, taken before the table's mutex. */
 	sxrc_link_exit_module();
 	/* Releases left by packets handled in softirq, before the devices. */
-	sxrc_obj_late_flush();
-	sxrc_umem_late_flush();
+	sxrc_late_flush();
 	sxrc_devs_remove_all();
 	debugfs_remove(sxrc_debugfs);
 	/* kfree_rcu() of the devices: done before the module text goes. */

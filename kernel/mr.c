@@ -137,36 +137,9 @@ static void sxrc_umem_free(struct kref *ref)
 	kfree(umem);
 }
 
-/* Regions whose last reference went in softirq: unpinning may sleep. */
-static LLIST_HEAD(sxrc_late_umems);
-
-static void sxrc_umem_late_work(struct work_struct *work)
-{
-	struct llist_node *list = llist_del_all(&sxrc_late_umems);
-	struct sxrc_umem *umem, *tmp;
-
-	llist_for_each_entry_safe(umem, tmp, list, late)
-		kref_put(&umem->ref, sxrc_umem_free);
-}
-
-static DECLARE_WORK(sxrc_umem_late, sxrc_umem_late_work);
-
 void sxrc_umem_put(struct sxrc_umem *umem)
 {
-	if (in_task()) {
-		kref_put(&umem->ref, sxrc_umem_free);
-		return;
-	}
-	if (refcount_dec_not_one(&umem->ref.refcount))
-		return;
-	if (llist_add(&umem->late, &sxrc_late_umems))
-		queue_work(sxrc_wq, &sxrc_umem_late);
-}
-
-/* Wait for the releases sxrc_umem_put() left to its work item. */
-void sxrc_umem_late_flush(void)
-{
-	flush_work(&sxrc_umem_late);
+	sxrc_kref_put(&umem->ref, sxrc_umem_free, &umem->late);
 }
 
 /* A copy starts on @umem; the caller holds the lock of the MR using it. */

@@ -352,41 +352,55 @@ void sxrc_obj_put(struct sxrc_obj *obj)
 	kref_put(&obj->ref, sxrc_obj_release);
 }
 
-/*
- * Objects whose last reference went in softirq (a packet handled there,
- * wire.c): their releases may sleep, so they run here.
- */
-static LLIST_HEAD(sxrc_late_objs);
+/* Last references dropped in softirq, released by sxrc_late_work. */
+static LLIST_HEAD(sxrc_late_puts);
 
-static void sxrc_obj_late_work(struct work_struct *work)
+static void sxrc_late_work_fn(struct work_struct *work)
 {
-	struct llist_node *list = llist_del_all(&sxrc_late_objs);
-	struct sxrc_obj *obj, *tmp;
+	struct llist_node *list = llist_del_all(&sxrc_late_puts);
+	struct sxrc_late_put *late, *tmp;
 
-	llist_for_each_entry_safe(obj, tmp, list, late)
-		kref_put(&obj->ref, sxrc_obj_release);
+	llist_for_each_entry_safe(late, tmp, list, node)
+		kref_put(late->ref, late->release);
 }
 
-static DECLARE_WORK(sxrc_obj_late, sxrc_obj_late_work);
+static DECLARE_WORK(sxrc_late_work, sxrc_late_work_fn);
+
+/**
+ * sxrc_kref_put - kref_put() from any context but hard interrupts
+ * @ref: the reference
+ * @release: called with the last one
+ * @late: where the last one waits for the work item
+ *
+ * Releases may sleep (unpinning pages, freeing rings): in softirq (a
+ * packet handled there, wire.c) the last reference is left to a work
+ * item, which drops it in process context.
+ */
+void sxrc_kref_put(struct kref *ref, void (*release)(struct kref *ref),
+		   struct sxrc_late_put *late)
+{
+	if (in_task()) {
+		kref_put(ref, release);
+		return;
+	}
+	if (refcount_dec_not_one(&ref->refcount))
+		return;
+	late->ref = ref;
+	late->release = release;
+	if (llist_add(&late->node, &sxrc_late_puts))
+		queue_work(sxrc_wq, &sxrc_late_work);
+}
+
+/* Wait for the releases sxrc_kref_put() left to its work item. */
+void sxrc_late_flush(void)
+{
+	flush_work(&sxrc_late_work);
+}
 
 /* Drop a plain reference, as taken by sxrc_obj_destroy(..., keep). */
 void sxrc_obj_drop(struct sxrc_obj *obj)
 {
-	if (in_task()) {
-		kref_put(&obj->ref, sxrc_obj_release);
-		return;
-	}
-	/* The last one is dropped by the work item. */
-	if (refcount_dec_not_one(&obj->ref.refcount))
-		return;
-	if (llist_add(&obj->late, &sxrc_late_objs))
-		queue_work(sxrc_wq, &sxrc_obj_late);
-}
-
-/* Wait for the releases sxrc_obj_drop() left to its work item. */
-void sxrc_obj_late_flush(void)
-{
-	flush_work(&sxrc_obj_late);
+	sxrc_kref_put(&obj->ref, sxrc_obj_release, &obj->late);
 }
 
 /**

@@ -299,6 +299,19 @@ struct sxrc_obj_ops {
 };
 
 /**
+ * struct sxrc_late_put - a last reference dropped in softirq, waiting
+ *	for the work item that releases it (sxrc_kref_put())
+ * @node: on the work item's list
+ * @ref: the reference
+ * @release: its release
+ */
+struct sxrc_late_put {
+	struct llist_node node;
+	struct kref *ref;
+	void (*release)(struct kref *ref);
+};
+
+/**
  * struct sxrc_obj - what every object reachable by handle starts with
  * @ref: lifetime of the memory; the handle table holds one reference
  * @ctx: owning context
@@ -329,7 +342,7 @@ struct sxrc_obj {
 	atomic_t async_events;
 	bool dead;
 	const struct sxrc_obj_ops *ops;
-	struct llist_node late;
+	struct sxrc_late_put late;
 };
 
 /**
@@ -542,7 +555,7 @@ struct sxrc_umem {
 	bool odp;
 	struct mmu_interval_notifier notifier;
 	spinlock_t odp_lock;	/* see above */
-	struct llist_node late;
+	struct sxrc_late_put late;
 };
 
 /* Pages one ODP window of a copy cursor covers. */
@@ -1009,7 +1022,9 @@ struct sxrc_obj *sxrc_obj_get(struct sxrc_ctx *ctx, u32 handle,
 			      enum sxrc_obj_type type);
 void sxrc_obj_put(struct sxrc_obj *obj);
 void sxrc_obj_drop(struct sxrc_obj *obj);
-void sxrc_obj_late_flush(void);
+void sxrc_kref_put(struct kref *ref, void (*release)(struct kref *ref),
+		   struct sxrc_late_put *late);
+void sxrc_late_flush(void);
 void sxrc_obj_unuse(struct sxrc_obj *obj);
 void sxrc_obj_depend(struct sxrc_obj *obj);
 void sxrc_obj_undepend(struct sxrc_obj *obj);
@@ -1068,7 +1083,6 @@ int sxrc_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* mr.c */
 void sxrc_umem_put(struct sxrc_umem *umem);
-void sxrc_umem_late_flush(void);
 void sxrc_umem_use(struct sxrc_umem *umem);
 void sxrc_umem_unuse(struct sxrc_umem *umem);
 void sxrc_umem_quiesce(struct sxrc_umem *umem);
