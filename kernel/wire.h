@@ -330,10 +330,42 @@ int sxrc_wire_xmit_buf(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 		       struct sxrc_wire_qp *w, const u8 *hdr, u32 hlen,
 		       void *buf, u32 len);
 
+/* A requester's WQEs in flight (wire_req.c, wire_ack.c). */
+static inline struct sxrc_wire_wqe *sxrc_wire_slot(struct sxrc_wire_qp *w, u32 i)
+{
+	return &w->wqe[i % SXRC_WIRE_WQES];
+}
+
+/* Request packets a WQE sends: a READ or an atomic one. */
+static inline u32 sxrc_wire_req_pkts(const struct sxrc_wire_wqe *e)
+{
+	return e->msg.op == SXRC_MSG_SEND || e->msg.op == SXRC_MSG_WRITE ?
+	       e->msg.npkts : 1;
+}
+
+static inline bool sxrc_wire_has_reply(const struct sxrc_wire_wqe *e)
+{
+	return e->msg.op != SXRC_MSG_SEND && e->msg.op != SXRC_MSG_WRITE;
+}
+
+/* The first PSN of @e not acknowledged (or answered) yet. */
+static inline u32 sxrc_wire_wqe_una(const struct sxrc_wire_wqe *e)
+{
+	return sxrc_psn_add(e->msg.psn, sxrc_wire_has_reply(e) ? e->got_pkts :
+							       e->acked);
+}
+
 /* wire_req.c */
 struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp);
 extern const struct sxrc_path sxrc_wire_path;
 bool sxrc_wire_busy(struct sxrc_qp *qp);
+void sxrc_wire_arm(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
+		   bool restart);
+void sxrc_wire_push(struct sxrc_qp *qp, struct sxrc_wire_qp *w);
+void sxrc_wire_rewind(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
+		      u32 psn);
+
+/* wire_ack.c */
 bool sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p);
 void sxrc_wire_rto_work(struct work_struct *work);
 
