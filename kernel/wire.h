@@ -369,6 +369,26 @@ void sxrc_wire_rewind(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 bool sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p);
 void sxrc_wire_rto_work(struct work_struct *work);
 
+/* What became of one request packet (wire_resp.c, wire_reply.c). */
+enum sxrc_wresp {
+	SXRC_WRESP_OK,		/* taken: the PSN moves on */
+	SXRC_WRESP_RNR,		/* no receive WQE: RNR NAK */
+	SXRC_WRESP_ERR,		/* refused: NAK (RC), dropped (UC) */
+	SXRC_WRESP_DROP,	/* dropped, the PSN moves on */
+	SXRC_WRESP_DEFER,	/* softirq: to the worker, nothing changed */
+};
+
+/* wire_reply.c */
+void sxrc_wresp_ack(struct sxrc_dev *dev, struct sxrc_qp *qp,
+		    struct sxrc_wire_qp *w, u8 opcode, u32 psn, u8 syndrome,
+		    u64 orig);
+enum sxrc_wresp sxrc_wresp_read(struct sxrc_dev *dev, struct sxrc_qp *qp,
+				struct sxrc_pkt *p, u32 *status, u32 *npkts);
+enum sxrc_wresp sxrc_wresp_atomic(struct sxrc_dev *dev, struct sxrc_qp *qp,
+				  struct sxrc_pkt *p, u32 *status);
+bool sxrc_wresp_duplicate(struct sxrc_dev *dev, struct sxrc_qp *qp,
+			  struct sxrc_pkt *p, u32 epsn);
+
 /* wire_resp.c */
 bool sxrc_wire_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
 		       struct sxrc_pkt *p);
