@@ -1864,7 +1864,12 @@ static bool wf_refusal(WF_SELF *self, struct wf_conn *c, enum wf_refusal r,
 		rf->syndrome = SYN_NAK_INV;
 		break;
 	case R_DMA_LONG:
+		/*
+		 * The range the RETH names must be in the MR, or the rkey
+		 * check refuses it first (remote access, as rxe does).
+		 */
 		b->dmalen = len + 1 + sxrc_rnd(&self->rng, 64);
+		b->va = rw + sxrc_rnd(&self->rng, RW_LEN - b->dmalen + 1);
 		rf->syndrome = SYN_NAK_INV;
 		break;
 	case R_READ_RKEY:
