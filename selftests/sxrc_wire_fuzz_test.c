@@ -1160,6 +1160,26 @@ static int wf_objects(struct __test_metadata *_metadata, WF_SELF *self)
 	return 0;
 }
 
+/*
+ * Stay on the CPU the test runs on.  A link hands a flow's packets to
+ * the stack in order, and the tests count on it (a barrier, a valid
+ * packet ahead of a bad one).  veth does so only for packets sent from
+ * one CPU: each goes to the backlog of the CPU that sent it, and when
+ * that CPU's softirq is left to ksoftirqd, a packet sent next from
+ * another CPU can be handled first.
+ */
+static int wf_pin(void)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return -1;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
 FIXTURE_SETUP(wire)
 {
 	int ret;
@@ -1168,6 +1188,7 @@ FIXTURE_SETUP(wire)
 	self->rng.s = wf_env("SXRC_WIRE_FUZZ_SEED", 0x5eed1234abcdULL) | 1;
 	if (access(SXRC_DEV, F_OK) || sxrc_sh("modprobe veth"))
 		SKIP(return, "softxrc or veth is not there");
+	ASSERT_EQ(0, wf_pin());
 	ASSERT_EQ(0, wf_net_up(_metadata, self));
 	self->ctx = wf_open_dev();
 	ASSERT_NE(NULL, self->ctx);
