@@ -253,6 +253,18 @@ static bool sxrc_wire_all_sent(struct sxrc_wire_qp *w)
 }
 
 /*
+ * Does @qp's requester wait for responses: alive, WQEs in flight, in a
+ * state that sends?  Its send side held (sq_mutex or sq_lock).
+ */
+static bool sxrc_wire_awaits(struct sxrc_qp *qp, struct sxrc_wire_qp *w)
+{
+	u32 state = READ_ONCE(qp->attr.qp_state);
+
+	return !READ_ONCE(qp->dead) && w->head != w->tail &&
+	       (state == SXRC_QPS_RTS || state == SXRC_QPS_SQD);
+}
+
+/*
  * An ACK in softirq, under qp->sq_lock: taken only when all it can do
  * is complete WQEs, so nothing sleeps.  Not a NAK or an RNR NAK (they
  * fail WQEs, flush, resend), and only when no packet waits for the
@@ -264,7 +276,6 @@ static bool sxrc_wire_ack_softirq(struct sxrc_qp *qp, struct sxrc_pkt *p)
 	struct sxrc_wire_qp *w = READ_ONCE(qp->wire);
 	struct sxrc_ring *ring = qp->sq.ring;
 	bool moved = false, ok;
-	u32 state;
 
 	if (!w || (p->syndrome & SXRC_AETH_TYPE) != SXRC_AETH_ACK)
 		return false;
@@ -273,9 +284,7 @@ static bool sxrc_wire_ack_softirq(struct sxrc_qp *qp, struct sxrc_pkt *p)
 		spin_unlock(&qp->sq_lock);
 		return false;
 	}
-	state = READ_ONCE(qp->attr.qp_state);
-	if (READ_ONCE(qp->dead) || w->head == w->tail ||
-	    (state != SXRC_QPS_RTS && state != SXRC_QPS_SQD))
+	if (!sxrc_wire_awaits(qp, w))
 		goto out;
 	spin_lock(&qp->lock);
 	ok = !memcmp(qp->attr.ah_attr.dgid, p->sgid, sizeof(p->sgid));
@@ -316,7 +325,6 @@ bool sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p)
 	struct sxrc_wire_qp *w = READ_ONCE(qp->wire);
 	u8 op = p->opcode & ~SXRC_TP_MASK;
 	bool moved = false, taken = false;
-	u32 state;
 
 	if (!in_task())
 		return sxrc_wire_ack_softirq(qp, p);
@@ -325,9 +333,7 @@ bool sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p)
 		return true;
 	}
 	sxrc_sq_lock(qp);
-	state = READ_ONCE(qp->attr.qp_state);
-	if (READ_ONCE(qp->dead) || w->head == w->tail ||
-	    (state != SXRC_QPS_RTS && state != SXRC_QPS_SQD))
+	if (!sxrc_wire_awaits(qp, w))
 		goto out;
 	/* Only from the peer the QP is connected to. */
 	spin_lock_bh(&qp->lock);
@@ -371,12 +377,9 @@ void sxrc_wire_rto_work(struct work_struct *work)
 	struct sxrc_wire_qp *w = container_of(to_delayed_work(work),
 					      struct sxrc_wire_qp, rto);
 	struct sxrc_qp *qp = w->qp;
-	u32 state;
 
 	sxrc_sq_lock(qp);
-	state = READ_ONCE(qp->attr.qp_state);
-	if (READ_ONCE(qp->dead) || w->head == w->tail ||
-	    (state != SXRC_QPS_RTS && state != SXRC_QPS_SQD))
+	if (!sxrc_wire_awaits(qp, w))
 		goto out;
 	if (w->hold) {
 		w->hold = false;
