@@ -625,33 +625,54 @@ TEST_F(cm, reg_helpers_before_qp)
 	EXPECT_EQ(0, rdma_dereg_mr(wmr));
 }
 
-TEST_F(cm, disconnect_flushes_and_both_sides_hear_it)
+/*
+ * rdma_disconnect() flushes the caller's QP only.  The peer hears
+ * DISCONNECTED and its QP is left as it was, as librdmacm and the
+ * kernel's rdma_cm leave it, until it disconnects too: libfabric's XRC
+ * connection setup disconnects the CM connection of QPs it goes on using.
+ */
+TEST_F(cm, disconnect_flushes_the_callers_qp_only)
 {
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
 	struct rdma_cm_event *ev;
-	struct ibv_mr *mr;
+	struct ibv_mr *smr, *cmr;
 	struct ibv_wc wc;
-	char buf[MSG];
+	char sbuf[MSG], cbuf[MSG];
 
 	ASSERT_EQ(0, do_connect(_metadata, self));
-	mr = rdma_reg_msgs(self->server, buf, sizeof(buf));
-	ASSERT_NE(NULL, mr);
-	ASSERT_EQ(0, rdma_post_recv(self->server, (void *)7, buf, sizeof(buf), mr));
+	smr = rdma_reg_msgs(self->server, sbuf, sizeof(sbuf));
+	cmr = rdma_reg_msgs(self->client, cbuf, sizeof(cbuf));
+	ASSERT_TRUE(smr && cmr);
+	ASSERT_EQ(0, rdma_post_recv(self->server, (void *)7, sbuf, sizeof(sbuf),
+				    smr));
+	ASSERT_EQ(0, rdma_post_recv(self->client, (void *)8, cbuf, sizeof(cbuf),
+				    cmr));
 	ASSERT_EQ(0, rdma_disconnect(self->client));
+	/* The caller's receive flushed at once. */
+	ASSERT_EQ(1, rdma_get_recv_comp(self->client, &wc));
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+	EXPECT_EQ(8, wc.wr_id);
 	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_DISCONNECTED);
 	ASSERT_NE(NULL, ev);
 	rdma_ack_cm_event(ev);
 	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_DISCONNECTED);
 	ASSERT_NE(NULL, ev);
 	rdma_ack_cm_event(ev);
-	/* The server's receive flushed: its QP went to the error state. */
+	/* The peer heard it, and its QP is still in RTS with its receive. */
+	ASSERT_EQ(0, ibv_query_qp(self->server->qp, &qa, IBV_QP_STATE, &qia));
+	EXPECT_EQ(IBV_QPS_RTS, qa.qp_state);
+	EXPECT_EQ(0, ibv_poll_cq(self->server->recv_cq, 1, &wc));
+	/* Its own rdma_disconnect() flushes it; no second event comes. */
+	EXPECT_EQ(0, rdma_disconnect(self->server));
 	ASSERT_EQ(1, rdma_get_recv_comp(self->server, &wc));
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
 	EXPECT_EQ(7, wc.wr_id);
-	/* Disconnecting again is harmless and brings no event. */
 	EXPECT_EQ(0, rdma_disconnect(self->server));
 	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = self->sch->fd,
 					    .events = POLLIN }, 1, 100));
-	rdma_dereg_mr(mr);
+	rdma_dereg_mr(smr);
+	rdma_dereg_mr(cmr);
 }
 
 /* UD: SIDR through rdma_connect/rdma_accept, then one datagram. */
@@ -1099,7 +1120,9 @@ TEST_F(cm, ipv6_and_dual_stack)
 /* A connector killed with SIGKILL: the server hears DISCONNECTED. */
 TEST_F(cm, killed_peer_is_disconnected)
 {
+	struct ibv_qp_init_attr qia;
 	struct rdma_cm_event *ev;
+	struct ibv_qp_attr qa;
 	int status, pipefd[2];
 	pid_t pid;
 	char c;
@@ -1142,6 +1165,9 @@ TEST_F(cm, killed_peer_is_disconnected)
 	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_DISCONNECTED);
 	ASSERT_NE(NULL, ev);
 	rdma_ack_cm_event(ev);
+	/* As after a DREQ: the QP is the server's to take down. */
+	ASSERT_EQ(0, ibv_query_qp(self->server->qp, &qa, IBV_QP_STATE, &qia));
+	EXPECT_EQ(IBV_QPS_RTS, qa.qp_state);
 }
 
 TEST_HARNESS_MAIN

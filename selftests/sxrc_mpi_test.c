@@ -203,24 +203,19 @@ static void pair(struct __test_metadata *_metadata, const char *env,
 	ASSERT_NE(NULL, out);
 	if (rc == -1) {
 		/*
-		 * Past its time (seen once for the XRC RDM pair on 6.12:
-		 * Documentation/mpi.rst, "Known problems"): show both sides
-		 * and run the pair once more; a second timeout fails.
+		 * Past its time: show the server's side too.  (The XRC RDM
+		 * pair hung so, once in about 30 runs, until the connection
+		 * manager stopped taking the QP of a disconnected id to the
+		 * error state: Documentation/mpi.rst, "Known problems".)
 		 */
 		char *srv_out = NULL;
 
-		sxrc_tail(out, 30);
 		sxrc_run("echo '# server:'; tail -n 30 /tmp/sxrc_pair.out; rm -f /tmp/sxrc_pair.out",
 			 10, OUT_MAX, &srv_out);
 		if (srv_out)
 			sxrc_tail(srv_out, 31);
 		free(srv_out);
-		TH_LOG("%s: past 120 s; running the pair once more", prog);
-		free(out);
-		out = NULL;
-		ASSERT_TRUE(device_idle(10000));
-		rc = sxrc_run(srv, 120, OUT_MAX, &out);
-		ASSERT_NE(NULL, out);
+		TH_LOG("%s: past 120 s", prog);
 	}
 	if (rc || !strstr(out, want))
 		sxrc_tail(out, 30);

@@ -472,7 +472,7 @@ static bool sxcm_peer_gone(struct sxcm_id *id)
 		break;
 	case SXCM_ESTABLISHED:
 	case SXCM_DREQ_SENT:
-		sxcm_qp_error(id);
+		/* As a DREQ (below): the QP is the application's. */
 		id->state = SXCM_DISCONNECTED;
 		sxcm_queue_event(id, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, NULL);
 		break;
@@ -583,7 +583,14 @@ static bool sxcm_msg(struct sxcm_id *id, const struct sxcm_msg *m, ssize_t n)
 		if (id->state != SXCM_ESTABLISHED && id->state != SXCM_DREQ_SENT &&
 		    id->state != SXCM_REP_SENT && id->state != SXCM_REP_RCVD)
 			return sxcm_peer_gone(id);
-		sxcm_qp_error(id);
+		/*
+		 * The QP is left alone, as librdmacm and the kernel's rdma_cm
+		 * leave it: the application takes it down with its own
+		 * rdma_disconnect().  It may not even be the id's QP any
+		 * more: libfabric's XRC setup detaches the QP from the id
+		 * when it hears ESTABLISHED, which this thread may not have
+		 * handed it yet, and then disconnects the id.
+		 */
 		sxcm_send(id, &drep, SXCM_DREP, NULL, 0);
 		sxcm_watch_del(&id->conn);
 		id->state = SXCM_DISCONNECTED;
