@@ -425,12 +425,13 @@ TEST_F_TIMEOUT(linkprog, runs, 300)
 		    "%s -d %s %s -p %d >/tmp/sxlk-srv-%d.log 2>&1 & s=$!; sleep 1; "
 		    "%s -d %s %s -p %d 127.0.0.1 >/tmp/sxlk-cli-%d.log 2>&1; c=$?; "
 		    "wait $s; r=$?; [ $c = 0 ] && [ $r = 0 ] || "
-		    "{ tail -n 20 /tmp/sxlk-srv-%d.log /tmp/sxlk-cli-%d.log; exit 1; }",
+		    "{ echo \"server exit $r, client exit $c\"; "
+		    "tail -n 60 /tmp/sxlk-srv-%d.log /tmp/sxlk-cli-%d.log; exit 1; }",
 		    variant->prog, LK_DEV, variant->args, port, port,
 		    variant->prog, LK_DEV, variant->args, port, port,
 		    port, port);
 	if (ret)
-		sxrc_tail(out, 40);
+		sxrc_tail(out, 130);
 	free(out);
 	EXPECT_EQ(0, ret);
 }
