@@ -10,7 +10,8 @@
  * UDP receive path, and it listens on the peer's UDP port 4791 for what
  * the link sends back (ACKs, NAKs, READ and atomic responses, a
  * requester's packets).  The first test makes the namespace, the pair
- * and the link; the others reuse them; they go when the program exits.
+ * and the link; the others reuse them; they go when the program exits
+ * (the frames, the injector and the capture: sxrc_wire_inj.c).
  *
  * The targets are real: RC, UC, UD QPs and an XRC receive QP with XRC
  * SRQs, connected to the peer's address, receive WQEs posted, an MR
@@ -54,6 +55,7 @@
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
 #include "sxrc_util.h"
+#include "sxrc_wire_inj.h"
 
 /* <linux/in6.h>'s, which glibc's <netinet/in.h> leaves out. */
 #ifndef IPV6_FLOWINFO
@@ -61,17 +63,19 @@
 #endif
 
 #define WF_DEV		"softxrc3"
-#define WF_SYSFS	"/sys/class/misc/" WF_DEV
 #define WF_IF		"sxwf0"
 #define WF_PEER_IF	"sxwf1"
 #define WF_NS		"sxwf-peer"	/* the peer host's namespace */
-#define WF_TOOL		"build/bin/softxrc"
 #define WF_ADDR		0x0a4d0001U	/* 10.77.0.1: the link */
 #define WF_PEER		0x0a4d0002U	/* 10.77.0.2: the peer host */
 #define WF_SPOOF	0x0a4d0003U	/* 10.77.0.3: nobody's */
-#define WF_PORT		4791
 #define WF_QKEY		0x01234567U
 #define WF_MTU		1024
+
+const struct wf_cfg wf_cfg = {
+	.dev = WF_DEV, .ifname = WF_IF, .peer_if = WF_PEER_IF, .ns = WF_NS,
+	.addr = WF_ADDR, .peer = WF_PEER,
+};
 
 /* The peer's QP numbers each connected QP of the link talks to. */
 #define RC_PEER		0x000101
@@ -105,85 +109,11 @@
 /* A receive WQE's status: any error but a flush. */
 #define WF_ANY_ERR	1000
 
-/* BTH opcodes: transport (top three bits) and operation. */
-#define TP_RC		0x00
-#define TP_UC		0x20
-#define TP_UD		0x60
-#define TP_XRC		0xa0
-enum {
-	SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_LAST_IMM, SEND_ONLY,
-	SEND_ONLY_IMM, WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST,
-	WRITE_LAST_IMM, WRITE_ONLY, WRITE_ONLY_IMM, READ_REQ,
-	READ_RESP_FIRST, READ_RESP_MIDDLE, READ_RESP_LAST, READ_RESP_ONLY,
-	ACK, ATOMIC_ACK, CMP_SWAP, FETCH_ADD, OP_RSVD21, SEND_LAST_INV,
-	SEND_ONLY_INV,
-};
-
-/* AETH syndromes. */
-#define SYN_ACK		0x1f	/* ACK, credits "invalid": unlimited */
-#define SYN_RNR		0x20
-#define SYN_NAK_SEQ	0x60
-#define SYN_NAK_INV	0x61
-#define SYN_NAK_ACC	0x62
-#define SYN_NAK_OP	0x63
-
-/* What an operation carries (IBTA vol. 1, 9.2 and table 38). */
-#define A_VALID		0x001
-#define A_REQ		0x002
-#define A_PAY		0x004
-#define A_RETH		0x008
-#define A_ATOM		0x010
-#define A_IMM		0x020
-#define A_IETH		0x040
-#define A_AETH		0x080
-#define A_AACK		0x100
-#define A_SEND		0x200
-#define A_WRITE		0x400
-#define A_FIRST		0x800
-#define A_LAST		0x1000
-
-#define SND	(A_VALID | A_REQ | A_PAY | A_SEND)
-#define WRT	(A_VALID | A_REQ | A_PAY | A_WRITE)
-#define ONLY	(A_FIRST | A_LAST)
-static const uint16_t wf_attr[32] = {
-	[SEND_FIRST]	   = SND | A_FIRST,
-	[SEND_MIDDLE]	   = SND,
-	[SEND_LAST]	   = SND | A_LAST,
-	[SEND_LAST_IMM]	   = SND | A_LAST | A_IMM,
-	[SEND_ONLY]	   = SND | ONLY,
-	[SEND_ONLY_IMM]	   = SND | ONLY | A_IMM,
-	[WRITE_FIRST]	   = WRT | A_FIRST | A_RETH,
-	[WRITE_MIDDLE]	   = WRT,
-	[WRITE_LAST]	   = WRT | A_LAST,
-	[WRITE_LAST_IMM]   = WRT | A_LAST | A_IMM,
-	[WRITE_ONLY]	   = WRT | ONLY | A_RETH,
-	[WRITE_ONLY_IMM]   = WRT | ONLY | A_RETH | A_IMM,
-	[READ_REQ]	   = A_VALID | A_REQ | A_RETH | ONLY,
-	[READ_RESP_FIRST]  = A_VALID | A_PAY | A_AETH | A_FIRST,
-	[READ_RESP_MIDDLE] = A_VALID | A_PAY,
-	[READ_RESP_LAST]   = A_VALID | A_PAY | A_AETH | A_LAST,
-	[READ_RESP_ONLY]   = A_VALID | A_PAY | A_AETH | ONLY,
-	[ACK]		   = A_VALID | A_AETH | ONLY,
-	[ATOMIC_ACK]	   = A_VALID | A_AETH | A_AACK | ONLY,
-	[CMP_SWAP]	   = A_VALID | A_REQ | A_ATOM | ONLY,
-	[FETCH_ADD]	   = A_VALID | A_REQ | A_ATOM | ONLY,
-	[SEND_LAST_INV]	   = SND | A_LAST | A_IETH,
-	[SEND_ONLY_INV]	   = SND | ONLY | A_IETH,
-};
-#undef SND
-#undef WRT
-#undef ONLY
-
-static uint16_t op_attr(uint8_t opcode)
-{
-	return wf_attr[opcode & 0x1f];
-}
-
 /* Does a QP of @type take @opcode at all (else: dropped unseen)? */
 static bool wf_takes(enum ibv_qp_type type, uint8_t opcode)
 {
 	uint8_t tp = opcode & 0xe0, op = opcode & 0x1f;
-	uint16_t a = wf_attr[op];
+	uint16_t a = op_attr(opcode);
 
 	if (!(a & A_VALID))
 		return false;
@@ -202,236 +132,6 @@ static bool wf_takes(enum ibv_qp_type type, uint8_t opcode)
 		return false;
 	}
 }
-
-/* One packet to build: the BTH and whatever its opcode carries. */
-struct wf_pkt {
-	uint8_t opcode;
-	bool se, ackreq;
-	uint8_t tver;
-	uint16_t pkey;
-	uint8_t bth_rsvd;	/* BTH byte 4, which the ICRC masks */
-	uint32_t dqpn, psn;
-	uint32_t qkey, sqpn;	/* DETH */
-	uint32_t srqn;		/* XRCETH */
-	uint64_t va;		/* RETH, AtomicETH */
-	uint32_t rkey, dmalen;
-	uint64_t swap, cmp;
-	uint32_t imm;		/* ImmDt, IETH */
-	uint8_t syndrome;	/* AETH */
-	uint32_t msn;
-	uint64_t orig;		/* AtomicAckETH */
-	const void *data;
-	uint32_t len;
-	uint32_t saddr;		/* 0: the peer */
-	uint8_t tos, ttl;	/* masked by the ICRC too */
-	uint8_t pad;		/* a pad count without the bytes, if not 0 */
-};
-
-/* IPv4, UDP, then the transport headers, payload, pad and ICRC. */
-#define UDPO		20
-#define BTHO		28
-#define WF_FRAME_MAX	1600
-
-struct wf_frame {
-	uint8_t b[WF_FRAME_MAX];
-	uint32_t len;		/* bytes in b */
-	uint32_t hlen;		/* BTH and extension headers */
-	uint32_t udpo;		/* where UDP starts (20, 24 with options) */
-};
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, v >> 32);
-	put32(p + 4, v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
-
-/* crc32_le() of the kernel: reflected 0xedb88320, no inversion. */
-static uint32_t crc_table[256];
-
-static uint32_t wf_crc32(uint32_t crc, const uint8_t *p, size_t n)
-{
-	unsigned int i, k;
-
-	if (!crc_table[1]) {
-		for (i = 0; i < 256; i++) {
-			uint32_t c = i;
-
-			for (k = 0; k < 8; k++)
-				c = (c >> 1) ^ (0xedb88320U & -(c & 1));
-			crc_table[i] = c;
-		}
-	}
-	while (n--)
-		crc = (crc >> 8) ^ crc_table[(crc ^ *p++) & 0xff];
-	return crc;
-}
-
-/*
- * The RoCEv2 ICRC of the packet in @f as it stands (its UDP length says
- * where the ICRC goes): IPv4 and UDP headers with TOS, TTL and the
- * checksums masked to ones, the BTH with byte 4 masked, the rest.
- */
-static uint32_t wf_icrc(const struct wf_frame *f)
-{
-	const uint8_t *udp = f->b + f->udpo;
-	uint32_t ulen = udp[4] << 8 | udp[5];
-	uint8_t ph[40];
-	uint32_t crc;
-
-	memcpy(ph, f->b, 20);
-	memcpy(ph + 20, udp, 8 + 12);
-	ph[1] = 0xff;
-	ph[8] = 0xff;
-	ph[10] = ph[11] = 0xff;
-	ph[26] = ph[27] = 0xff;
-	ph[32] = 0xff;
-	crc = wf_crc32(0xdebb20e3, ph, sizeof(ph));
-	crc = wf_crc32(crc, udp + 8 + 12, ulen - 8 - 12 - 4);
-	return ~crc;
-}
-
-/*
- * Write the ICRC that fits @f at the end of its UDP datagram (which
- * holds at least a BTH and an ICRC).
- */
-static void wf_fix_icrc(struct wf_frame *f)
-{
-	const uint8_t *udp = f->b + f->udpo;
-	uint8_t *e = f->b + f->udpo + (udp[4] << 8 | udp[5]) - 4;
-	uint32_t c = wf_icrc(f);
-
-	e[0] = c;
-	e[1] = c >> 8;
-	e[2] = c >> 16;
-	e[3] = c >> 24;
-}
-
-static bool wf_icrc_ok(const struct wf_frame *f)
-{
-	const uint8_t *e = f->b + f->len - 4;
-	uint32_t c;
-
-	if (f->len < f->udpo + 8 + 16)
-		return false;
-	c = wf_icrc(f);
-	return e[0] == (uint8_t)c && e[1] == (uint8_t)(c >> 8) &&
-	       e[2] == (uint8_t)(c >> 16) && e[3] == (uint8_t)(c >> 24);
-}
-
-/* Set the IP and UDP lengths for @len bytes in all. */
-static void wf_set_len(struct wf_frame *f, uint32_t len)
-{
-	f->len = len;
-	put16(f->b + 2, len);
-	put16(f->b + f->udpo + 4, len - f->udpo);
-}
-
-static uint16_t wf_ip_id = 0x8001;
-
-static void wf_build(const struct wf_pkt *p, struct wf_frame *f)
-{
-	uint8_t *h = f->b + BTHO, tp = p->opcode & 0xe0;
-	uint16_t a = op_attr(p->opcode);
-	uint32_t off = 12, pad = -p->len & 3;
-
-	memset(f->b, 0, BTHO + 128);
-	f->udpo = UDPO;
-	h[0] = p->opcode;
-	h[1] = (p->se ? 0x80 : 0) | (p->pad ? p->pad : pad) << 4 |
-	       (p->tver & 0xf);
-	put16(h + 2, p->pkey);
-	put32(h + 4, p->dqpn & 0xffffff);
-	h[4] = p->bth_rsvd;
-	put32(h + 8, (p->ackreq ? 0x80000000U : 0) | (p->psn & 0xffffff));
-	if (tp == TP_UD) {
-		put32(h + off, p->qkey);
-		put32(h + off + 4, p->sqpn & 0xffffff);
-		off += 8;
-	}
-	if (tp == TP_XRC && (a & A_REQ)) {
-		put32(h + off, p->srqn & 0xffffff);
-		off += 4;
-	}
-	if (a & A_RETH) {
-		put64(h + off, p->va);
-		put32(h + off + 8, p->rkey);
-		put32(h + off + 12, p->dmalen);
-		off += 16;
-	}
-	if (a & A_ATOM) {
-		put64(h + off, p->va);
-		put32(h + off + 8, p->rkey);
-		put64(h + off + 12, p->swap);
-		put64(h + off + 20, p->cmp);
-		off += 28;
-	}
-	if (a & (A_IMM | A_IETH)) {
-		put32(h + off, p->imm);
-		off += 4;
-	}
-	if (a & A_AETH) {
-		put32(h + off, (uint32_t)p->syndrome << 24 |
-		      (p->msn & 0xffffff));
-		off += 4;
-	}
-	if (a & A_AACK) {
-		put64(h + off, p->orig);
-		off += 8;
-	}
-	f->hlen = off;
-	if (p->len)
-		memcpy(h + off, p->data, p->len);
-	memset(h + off + p->len, 0, pad);
-
-	f->b[0] = 0x45;
-	f->b[1] = p->tos;
-	put16(f->b + 4, wf_ip_id);
-	wf_ip_id = (wf_ip_id + 0x1235) | 0x8001;
-	put16(f->b + 6, 0x4000);	/* DF */
-	f->b[8] = p->ttl ? p->ttl : 64;
-	f->b[9] = IPPROTO_UDP;
-	put32(f->b + 12, p->saddr ? p->saddr : WF_PEER);
-	put32(f->b + 16, WF_ADDR);
-	put16(f->b + UDPO, 0xc000 | (p->dqpn & 0x3fff));
-	put16(f->b + UDPO + 2, WF_PORT);
-	wf_set_len(f, BTHO + off + p->len + pad + 4);
-	wf_fix_icrc(f);
-}
-
-/* What the link sent to the peer: one packet, parsed. */
-struct wf_cap {
-	uint8_t opcode;
-	uint32_t dqpn, psn;
-	uint8_t syndrome;
-	uint32_t msn;
-	uint64_t orig;
-	uint32_t paylen;
-	uint8_t data[WF_MTU];
-};
-
-#define WF_NCAPS	1024
 
 /* A receive queue (of a QP or an SRQ) and the WQEs the test posted. */
 struct wf_rq {
@@ -457,7 +157,7 @@ struct wf_conn {
 };
 
 FIXTURE(wire) {
-	int orig_ns, peer_ns, raw, cap;
+	struct wf_net net;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd, *pd2;
 	struct ibv_cq *cq_rc, *cq_uc, *cq_ud, *cq_a, *cq_b, *cq_sy, *cq_req;
@@ -472,115 +172,11 @@ FIXTURE(wire) {
 	struct wf_rq rq_rc, rq_uc, rq_ud, rq_a, rq_b;
 	union ibv_gid peer_gid;
 	struct sxrc_rng rng;
-	uint64_t sent;		/* packets that reach the link */
-	long rx0;
-	struct wf_cap *caps;
-	unsigned int ncap;
 	uint32_t qpns[32];	/* every QP of the device */
 	unsigned int nqpns;
 };
 
 #define WF_SELF	FIXTURE_DATA(wire)
-
-static long wf_counter(const char *name)
-{
-	char path[160];
-
-	snprintf(path, sizeof(path), WF_SYSFS "/counters/%s", name);
-	return sxrc_read_long(path, 0);
-}
-
-static long wf_rx(void)
-{
-	return wf_counter("wire_rx_packets");
-}
-
-static long wf_dropped(void)
-{
-	return wf_counter("wire_rx_dropped");
-}
-
-static uint64_t wf_env(const char *name, uint64_t def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? strtoull(v, NULL, 0) : def;
-}
-
-/*
- * Inject @f from the peer.  @reaches: the link's socket gets it (not
- * when UDP itself must drop it).  The injector keeps at most 128
- * packets ahead of the link's receive worker.
- */
-static int wf_inject(WF_SELF *self, const struct wf_frame *f, bool reaches)
-{
-	struct sockaddr_in to = {
-		.sin_family = AF_INET,
-		.sin_addr.s_addr = htonl(WF_ADDR),
-	};
-	double end;
-
-	if (sendto(self->raw, f->b, f->len, 0, (struct sockaddr *)&to,
-		   sizeof(to)) != (ssize_t)f->len)
-		return -errno;
-	if (!reaches)
-		return 0;
-	self->sent++;
-	if (self->sent % 32)
-		return 0;
-	end = sxrc_now_ms() + 5000;
-	while (wf_rx() - self->rx0 + 128 < (long)self->sent &&
-	       sxrc_now_ms() < end)
-		usleep(100);
-	return 0;
-}
-
-static int wf_send(WF_SELF *self, const struct wf_pkt *p)
-{
-	struct wf_frame f;
-
-	wf_build(p, &f);
-	return wf_inject(self, &f, true);
-}
-
-/* Take what the link sent to the peer, waiting up to @ms for a first. */
-static void wf_capture(WF_SELF *self, int ms)
-{
-	struct pollfd pfd = { .fd = self->cap, .events = POLLIN };
-	uint8_t b[2048];
-
-	while (poll(&pfd, 1, ms) == 1) {
-		ssize_t n = recv(self->cap, b, sizeof(b), 0);
-		struct wf_cap *c;
-		uint32_t off = 12, pad;
-		uint16_t a;
-
-		ms = 0;
-		if (n < 16)
-			continue;
-		c = &self->caps[self->ncap++ % WF_NCAPS];
-		memset(c, 0, offsetof(struct wf_cap, data));
-		c->opcode = b[0];
-		c->dqpn = get32(b + 4) & 0xffffff;
-		c->psn = get32(b + 8) & 0xffffff;
-		a = op_attr(b[0]);
-		if (a & A_AETH) {
-			c->syndrome = b[off];
-			c->msn = get32(b + off) & 0xffffff;
-			off += 4;
-		}
-		if (a & A_AACK) {
-			c->orig = get64(b + off);
-			off += 8;
-		}
-		pad = (b[1] >> 4) & 3;
-		if (n >= off + pad + 4) {
-			c->paylen = n - off - pad - 4;
-			memcpy(c->data, b + off,
-			       c->paylen < WF_MTU ? c->paylen : WF_MTU);
-		}
-	}
-}
 
 /*
  * A barrier: a duplicate SEND to the QP sy, which the link answers with
@@ -589,54 +185,8 @@ static void wf_capture(WF_SELF *self, int ms)
  */
 static int wf_sync(WF_SELF *self)
 {
-	struct wf_pkt p = {
-		.opcode = TP_RC | SEND_ONLY, .pkey = 0xffff,
-		.dqpn = self->sy.qpn, .psn = self->sy.epsn - 1,
-		.ackreq = true,
-	};
-	double end = sxrc_now_ms() + 20000;
-	unsigned int i, from = self->ncap;
-
-	if (wf_send(self, &p))
-		return -1;
-	while (sxrc_now_ms() < end) {
-		wf_capture(self, 50);
-		for (i = from; i < self->ncap; i++) {
-			struct wf_cap *c = &self->caps[i % WF_NCAPS];
-
-			if (c->opcode == (TP_RC | ACK) && c->dqpn == SY_PEER &&
-			    c->psn == ((self->sy.epsn - 1) & 0xffffff))
-				return 0;
-		}
-		from = self->ncap;
-	}
-	return -1;
-}
-
-/* Packets the link sent to the peer's QP @peer since capture @from. */
-static unsigned int wf_caps_to(WF_SELF *self, unsigned int from,
-			       uint32_t peer)
-{
-	unsigned int i, n = 0;
-
-	for (i = from; i < self->ncap; i++)
-		n += self->caps[i % WF_NCAPS].dqpn == peer;
-	return n;
-}
-
-/* The first of them (with @opcode, when not 0xff), or NULL. */
-static struct wf_cap *wf_cap_find(WF_SELF *self, unsigned int from,
-				  uint32_t peer, uint8_t opcode)
-{
-	unsigned int i;
-
-	for (i = from; i < self->ncap; i++) {
-		struct wf_cap *c = &self->caps[i % WF_NCAPS];
-
-		if (c->dqpn == peer && (opcode == 0xff || c->opcode == opcode))
-			return c;
-	}
-	return NULL;
+	return wf_barrier(&self->net, self->sy.qpn, SY_PEER, self->sy.epsn - 1,
+			  20000);
 }
 
 /*
@@ -655,8 +205,8 @@ static void wf_mark(WF_SELF *self, struct wf_mark *m)
 	wf_sync(self);
 	m->rx = wf_rx();
 	m->dropped = wf_dropped();
-	m->sent = self->sent;
-	m->cap = self->ncap;
+	m->sent = self->net.sent;
+	m->cap = self->net.ncap;
 }
 
 /*
@@ -674,9 +224,9 @@ static bool wf_expect(struct __test_metadata *_metadata, WF_SELF *self,
 	}
 	rx = wf_rx() - m->rx;
 	d = wf_dropped() - m->dropped;
-	if (rx != (long)(self->sent - m->sent) || d != dropped) {
+	if (rx != (long)(self->net.sent - m->sent) || d != dropped) {
 		TH_LOG("%ld packets received of %llu sent, %ld dropped of %ld expected",
-		       rx, (unsigned long long)(self->sent - m->sent), d,
+		       rx, (unsigned long long)(self->net.sent - m->sent), d,
 		       dropped);
 		return false;
 	}
@@ -944,79 +494,6 @@ static struct ibv_xrcd *wf_xrcd(WF_SELF *self)
 	return ibv_open_xrcd(self->ctx, &a);
 }
 
-static struct ibv_context *wf_open_dev(void)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), WF_DEV))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
-
-static void wf_net_down(void)
-{
-	sxrc_sh(WF_TOOL " link del " WF_DEV " 2>/dev/null; ip link del " WF_IF
-	      " 2>/dev/null; ip netns del " WF_NS " 2>/dev/null; true");
-}
-
-/* The program's last act (its tests run in children that _exit()). */
-static void __attribute__((destructor)) wf_net_cleanup(void)
-{
-	if (!access("/run/netns/" WF_NS, F_OK))
-		wf_net_down();
-}
-
-/*
- * The network: the veth pair between this namespace and the peer's,
- * the link on this end (made by the first test, kept for the others:
- * a namespace costs seconds under TCG), and the peer's two sockets.
- */
-static int wf_net_up(struct __test_metadata *_metadata, WF_SELF *self)
-{
-	struct sockaddr_in any = {
-		.sin_family = AF_INET, .sin_port = htons(WF_PORT),
-		.sin_addr.s_addr = htonl(WF_PEER),
-	};
-	int one = 1;
-
-	if (access("/run/netns/" WF_NS, F_OK) || access(WF_SYSFS, F_OK)) {
-		wf_net_down();
-		if (sxrc_sh("ip netns add " WF_NS " && ip link add " WF_IF
-			  " type veth peer name " WF_PEER_IF " netns " WF_NS
-			  " && ip addr add 10.77.0.1/24 dev " WF_IF
-			  " && ip link set " WF_IF " up"
-			  " && ip -n " WF_NS " link set lo up"
-			  " && ip -n " WF_NS " addr add 10.77.0.2/24 dev "
-			  WF_PEER_IF " && ip -n " WF_NS " link set " WF_PEER_IF
-			  " up && " WF_TOOL " link add " WF_DEV " netdev "
-			  WF_IF))
-			return -1;
-	}
-	self->orig_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	self->peer_ns = open("/run/netns/" WF_NS, O_RDONLY | O_CLOEXEC);
-	if (self->orig_ns < 0 || self->peer_ns < 0 ||
-	    setns(self->peer_ns, CLONE_NEWNET))
-		return -1;
-	self->raw = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
-	self->cap = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (self->cap >= 0 &&
-	    (setsockopt(self->cap, SOL_SOCKET, SO_REUSEADDR, &one,
-			sizeof(one)) ||
-	     bind(self->cap, (struct sockaddr *)&any, sizeof(any)))) {
-		TH_LOG("bind 10.77.0.2:4791: %s", strerror(errno));
-		close(self->cap);
-		self->cap = -1;
-	}
-	if (setns(self->orig_ns, CLONE_NEWNET) || self->raw < 0 ||
-	    self->cap < 0)
-		return -1;
-	return 0;
-}
-
 static int wf_conn_init(WF_SELF *self, struct wf_conn *c, struct ibv_qp *qp,
 			uint32_t peer, uint32_t epsn, struct wf_rq *rq)
 {
@@ -1070,8 +547,7 @@ static int wf_objects(struct __test_metadata *_metadata, WF_SELF *self)
 	self->mem = mmap(NULL, WF_MEM, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	self->shadow = malloc(WF_MEM);
-	self->caps = calloc(WF_NCAPS, sizeof(*self->caps));
-	if (self->mem == MAP_FAILED || !self->shadow || !self->caps)
+	if (self->mem == MAP_FAILED || !self->shadow)
 		return -1;
 	sxrc_fill(self->mem, WF_MEM, 0x5a);
 	memcpy(self->shadow, self->mem, WF_MEM);
@@ -1160,42 +636,22 @@ static int wf_objects(struct __test_metadata *_metadata, WF_SELF *self)
 	return 0;
 }
 
-/*
- * Stay on the CPU the test runs on.  A link hands a flow's packets to
- * the stack in order, and the tests count on it (a barrier, a valid
- * packet ahead of a bad one).  veth does so only for packets sent from
- * one CPU: each goes to the backlog of the CPU that sent it, and when
- * that CPU's softirq is left to ksoftirqd, a packet sent next from
- * another CPU can be handled first.
- */
-static int wf_pin(void)
-{
-	int cpu = sched_getcpu();
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return -1;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 FIXTURE_SETUP(wire)
 {
 	int ret;
 
-	self->raw = self->cap = self->orig_ns = self->peer_ns = -1;
+	wf_net_init(&self->net);
 	self->rng.s = wf_env("SXRC_WIRE_FUZZ_SEED", 0x5eed1234abcdULL) | 1;
 	if (access(SXRC_DEV, F_OK) || sxrc_sh("modprobe veth"))
 		SKIP(return, "softxrc or veth is not there");
 	ASSERT_EQ(0, wf_pin());
-	ASSERT_EQ(0, wf_net_up(_metadata, self));
+	ASSERT_EQ(0, wf_net_up(&self->net));
 	self->ctx = wf_open_dev();
 	ASSERT_NE(NULL, self->ctx);
 	ret = wf_objects(_metadata, self);
 	ASSERT_EQ(0, ret);
-	self->rx0 = wf_rx();
-	ASSERT_LE(0, self->rx0);
+	self->net.rx0 = wf_rx();
+	ASSERT_LE(0, self->net.rx0);
 	/* The first barrier also resolves the neighbours on both sides. */
 	ASSERT_EQ(0, wf_sync(self));
 }
@@ -1204,15 +660,7 @@ FIXTURE_TEARDOWN(wire)
 {
 	if (self->ctx)
 		ibv_close_device(self->ctx);
-	if (self->raw >= 0)
-		close(self->raw);
-	if (self->cap >= 0)
-		close(self->cap);
-	if (self->peer_ns >= 0)
-		close(self->peer_ns);
-	if (self->orig_ns >= 0)
-		close(self->orig_ns);
-	free(self->caps);
+	wf_net_close(&self->net);
 	free(self->shadow);
 }
 
@@ -1264,7 +712,7 @@ static int wf_send_ok(WF_SELF *self, struct wf_conn *c,
 		      const struct wf_pkt *p, uint32_t npsn)
 {
 	c->epsn = (c->epsn + npsn) & 0xffffff;
-	return wf_send(self, p);
+	return wf_send(&self->net, p);
 }
 
 /*
@@ -1338,7 +786,7 @@ TEST_F_TIMEOUT(wire, delivers, 300)
 	/* SEND_ONLY to the RC QP: one receive, an ACK for its PSN. */
 	EXPECT_TRUE(wf_deliver(_metadata, self, &self->rc, 100));
 	ASSERT_EQ(0, wf_sync(self));
-	c = wf_cap_find(self, m.cap, RC_PEER, TP_RC | ACK);
+	c = wf_cap_find(&self->net, m.cap, RC_PEER, TP_RC | ACK);
 	ASSERT_NE(NULL, c);
 	EXPECT_EQ((self->rc.epsn - 1) & 0xffffff, c->psn);
 	EXPECT_EQ(SYN_ACK, c->syndrome);
@@ -1374,7 +822,7 @@ TEST_F_TIMEOUT(wire, delivers, 300)
 		wf_fix_icrc(&f);
 		buf = wf_rbuf(self, &self->rq_rc, self->rq_rc.head);
 		self->rc.epsn = (self->rc.epsn + 1) & 0xffffff;
-		ASSERT_EQ(0, wf_inject(self, &f, true));
+		ASSERT_EQ(0, wf_inject(&self->net, &f, true));
 		ASSERT_TRUE(wf_recv_done(_metadata, self, &self->rq_rc,
 					 IBV_WC_SUCCESS, 32, NULL));
 		EXPECT_EQ(0, memcmp(buf, wf_payload, 32));
@@ -1416,11 +864,11 @@ TEST_F_TIMEOUT(wire, delivers, 300)
 	p.va += 8;
 	ASSERT_EQ(0, wf_send_ok(self, &self->rc, &p, 2));
 	ASSERT_EQ(0, wf_sync(self));
-	c = wf_cap_find(self, m.cap, RC_PEER, TP_RC | READ_RESP_FIRST);
+	c = wf_cap_find(&self->net, m.cap, RC_PEER, TP_RC | READ_RESP_FIRST);
 	ASSERT_NE(NULL, c);
 	EXPECT_EQ(WF_MTU, c->paylen);
 	EXPECT_EQ(0, memcmp(c->data, self->mem + OFF_RW + 8, WF_MTU));
-	c = wf_cap_find(self, m.cap, RC_PEER, TP_RC | READ_RESP_LAST);
+	c = wf_cap_find(&self->net, m.cap, RC_PEER, TP_RC | READ_RESP_LAST);
 	ASSERT_NE(NULL, c);
 	EXPECT_EQ(8, c->paylen);
 	EXPECT_EQ(0, memcmp(c->data, self->mem + OFF_RW + 8 + WF_MTU, 8));
@@ -1434,7 +882,7 @@ TEST_F_TIMEOUT(wire, delivers, 300)
 	p.swap = 5;
 	ASSERT_EQ(0, wf_send_ok(self, &self->rc, &p, 1));
 	ASSERT_EQ(0, wf_sync(self));
-	c = wf_cap_find(self, m.cap, RC_PEER, TP_RC | ATOMIC_ACK);
+	c = wf_cap_find(&self->net, m.cap, RC_PEER, TP_RC | ATOMIC_ACK);
 	ASSERT_NE(NULL, c);
 	EXPECT_EQ(7, c->orig);
 	EXPECT_EQ(12, rw[4]);
@@ -1446,7 +894,7 @@ TEST_F_TIMEOUT(wire, delivers, 300)
 	wf_fill_payload(self, 123);
 	p = wf_dgram(self, 123);
 	buf = wf_rbuf(self, &self->rq_ud, self->rq_ud.head);
-	ASSERT_EQ(0, wf_send(self, &p));
+	ASSERT_EQ(0, wf_send(&self->net, &p));
 	ASSERT_TRUE(wf_recv_done(_metadata, self, &self->rq_ud,
 				 IBV_WC_SUCCESS, 40 + 123, &wc));
 	EXPECT_EQ(UD_PEER, wc.src_qp);
@@ -1552,7 +1000,7 @@ TEST_F_TIMEOUT(wire, malformed, 600)
 			f = t;
 			wf_cut(&f, i);
 			wf_break_icrc(&f);
-			ASSERT_EQ(0, wf_inject(self, &f, true));
+			ASSERT_EQ(0, wf_inject(&self->net, &f, true));
 		}
 		/* Cut inside the headers, with the ICRC that fits. */
 		for (i = 0; i < t.hlen; i++, n++) {
@@ -1560,26 +1008,26 @@ TEST_F_TIMEOUT(wire, malformed, 600)
 			wf_cut(&f, i + 4);
 			if (i >= 12)
 				wf_fix_icrc(&f);
-			ASSERT_EQ(0, wf_inject(self, &f, true));
+			ASSERT_EQ(0, wf_inject(&self->net, &f, true));
 		}
 		/* Every bit of the ICRC; a bit of every byte it covers. */
 		for (bit = 0; bit < 32; bit++, n++) {
 			f = t;
 			f.b[f.len - 4 + bit / 8] ^= 1 << (bit % 8);
-			ASSERT_EQ(0, wf_inject(self, &f, true));
+			ASSERT_EQ(0, wf_inject(&self->net, &f, true));
 		}
 		for (i = BTHO; i < t.len - 4; i++) {
 			if (i == BTHO + 4)
 				continue;	/* masked */
 			f = t;
 			f.b[i] ^= 1 << sxrc_rnd(&self->rng, 8);
-			ASSERT_EQ(0, wf_inject(self, &f, true));
+			ASSERT_EQ(0, wf_inject(&self->net, &f, true));
 			n++;
 		}
 		for (i = 0; i < 4; i++, n++) {	/* IP id, UDP source port */
 			f = t;
 			f.b[(i < 2 ? 4 : UDPO - 2) + i] ^= 0x10;
-			ASSERT_EQ(0, wf_inject(self, &f, true));
+			ASSERT_EQ(0, wf_inject(&self->net, &f, true));
 		}
 		/* TVer, P_Key. */
 		for (i = 1; i < 16; i++, n++) {
@@ -1587,7 +1035,7 @@ TEST_F_TIMEOUT(wire, malformed, 600)
 
 			p.tver = i;
 			wf_build(&p, &f);
-			ASSERT_EQ(0, wf_inject(self, &f, true));
+			ASSERT_EQ(0, wf_inject(&self->net, &f, true));
 		}
 		for (i = 0; i < 8; i++, n++) {
 			static const uint16_t keys[] = {
@@ -1598,7 +1046,7 @@ TEST_F_TIMEOUT(wire, malformed, 600)
 
 			p.pkey = keys[i];
 			wf_build(&p, &f);
-			ASSERT_EQ(0, wf_inject(self, &f, true));
+			ASSERT_EQ(0, wf_inject(&self->net, &f, true));
 		}
 		/* A pad count with no bytes to pad. */
 		for (i = 1; i < 4; i++, n++) {
@@ -1607,12 +1055,12 @@ TEST_F_TIMEOUT(wire, malformed, 600)
 			p.len = 0;
 			p.pad = i;
 			wf_build(&p, &f);
-			ASSERT_EQ(0, wf_inject(self, &f, true));
+			ASSERT_EQ(0, wf_inject(&self->net, &f, true));
 		}
 		/* IPv4 options. */
 		f = t;
 		wf_ip_options(&f);
-		ASSERT_EQ(0, wf_inject(self, &f, true));
+		ASSERT_EQ(0, wf_inject(&self->net, &f, true));
 		n++;
 	}
 	/* Payload where the opcode has none. */
@@ -1624,7 +1072,7 @@ TEST_F_TIMEOUT(wire, malformed, 600)
 		p.data = wf_payload;
 		p.len = 4 << i;
 		wf_build(&p, &f);
-		ASSERT_EQ(0, wf_inject(self, &f, true));
+		ASSERT_EQ(0, wf_inject(&self->net, &f, true));
 	}
 	/* Every opcode byte a target does not take, its headers as it asks. */
 	for (ti = 0; ti < 4; ti++) {
@@ -1642,7 +1090,7 @@ TEST_F_TIMEOUT(wire, malformed, 600)
 			p.sqpn = UD_PEER;
 			p.len = op_attr(i) & A_PAY ? 64 : 0;
 			wf_build(&p, &f);
-			ASSERT_EQ(0, wf_inject(self, &f, true));
+			ASSERT_EQ(0, wf_inject(&self->net, &f, true));
 			n++;
 		}
 	}
@@ -1653,16 +1101,16 @@ TEST_F_TIMEOUT(wire, malformed, 600)
 	wf_mark(self, &m);
 	f = t;
 	put16(f.b + UDPO + 2, WF_PORT + 1);
-	ASSERT_EQ(0, wf_inject(self, &f, false));
+	ASSERT_EQ(0, wf_inject(&self->net, &f, false));
 	f = t;
 	put16(f.b + UDPO + 4, f.len - UDPO + 1);
-	ASSERT_EQ(0, wf_inject(self, &f, false));
+	ASSERT_EQ(0, wf_inject(&self->net, &f, false));
 	EXPECT_TRUE(wf_expect(_metadata, self, &m, 0));
 
 	/* Nothing answered, nothing completed, nothing moved. */
-	EXPECT_EQ(0, wf_caps_to(self, 0, RC_PEER));
-	EXPECT_EQ(0, wf_caps_to(self, 0, UC_PEER));
-	EXPECT_EQ(0, wf_caps_to(self, 0, XRC_PEER));
+	EXPECT_EQ(0, wf_caps_to(&self->net, 0, RC_PEER));
+	EXPECT_EQ(0, wf_caps_to(&self->net, 0, UC_PEER));
+	EXPECT_EQ(0, wf_caps_to(&self->net, 0, XRC_PEER));
 	EXPECT_EQ(IBV_QPS_RTS, wf_state(self->rc.qp));
 	EXPECT_EQ(IBV_QPS_RTS, wf_state(self->uc.qp));
 	EXPECT_EQ(IBV_QPS_RTS, wf_state(self->xrc.qp));
@@ -1708,23 +1156,23 @@ TEST_F_TIMEOUT(wire, misdirected, 300)
 		for (i = 0; i < 24; i++, n++) {
 			p = tpl[ti];
 			p.dqpn = wf_no_qpn(self);
-			ASSERT_EQ(0, wf_send(self, &p));
+			ASSERT_EQ(0, wf_send(&self->net, &p));
 		}
 		if (ti == 3)
 			continue;
 		for (i = 0; i < 6; i++, n++) {
 			p = tpl[ti];
 			p.saddr = WF_SPOOF + sxrc_rnd(&self->rng, 250);
-			ASSERT_EQ(0, wf_send(self, &p));
+			ASSERT_EQ(0, wf_send(&self->net, &p));
 		}
 	}
 	/* RESET, INIT, ERR. */
 	p = tpl[0];
 	p.dqpn = self->idle->qp_num;
-	ASSERT_EQ(0, wf_send(self, &p));
+	ASSERT_EQ(0, wf_send(&self->net, &p));
 	p.dqpn = err_qp->qp_num;
 	p.psn = 0x777;
-	ASSERT_EQ(0, wf_send(self, &p));
+	ASSERT_EQ(0, wf_send(&self->net, &p));
 	n += 2;
 	/* Q_Keys; datagrams to QPs that are not UD; to the multicast QPN. */
 	for (i = 0; i < 8; i++, n++) {
@@ -1733,7 +1181,7 @@ TEST_F_TIMEOUT(wire, misdirected, 300)
 				 (uint32_t)sxrc_rnd64(&self->rng);
 		if (p.qkey == WF_QKEY)
 			p.qkey ^= 1;
-		ASSERT_EQ(0, wf_send(self, &p));
+		ASSERT_EQ(0, wf_send(&self->net, &p));
 	}
 	{
 		uint32_t qpns[] = { self->rc.qpn, self->uc.qpn, self->xrc.qpn,
@@ -1743,7 +1191,7 @@ TEST_F_TIMEOUT(wire, misdirected, 300)
 		for (i = 0; i < 6; i++, n++) {
 			p = tpl[3];
 			p.dqpn = qpns[i];
-			ASSERT_EQ(0, wf_send(self, &p));
+			ASSERT_EQ(0, wf_send(&self->net, &p));
 		}
 	}
 	/* Transports the QP does not have. */
@@ -1765,15 +1213,15 @@ TEST_F_TIMEOUT(wire, misdirected, 300)
 			p = tpl[mis[i].conn];
 			p.opcode = mis[i].opcode;
 			p.len = op_attr(p.opcode) & A_PAY ? 64 : 0;
-			ASSERT_EQ(0, wf_send(self, &p));
+			ASSERT_EQ(0, wf_send(&self->net, &p));
 		}
 	}
 	EXPECT_TRUE(wf_expect(_metadata, self, &m, n));
 	TH_LOG("%u misdirected packets dropped", n);
-	EXPECT_EQ(0, wf_caps_to(self, m.cap, RC_PEER));
-	EXPECT_EQ(0, wf_caps_to(self, m.cap, UC_PEER));
-	EXPECT_EQ(0, wf_caps_to(self, m.cap, XRC_PEER));
-	EXPECT_EQ(0, wf_caps_to(self, m.cap, 0x000888));
+	EXPECT_EQ(0, wf_caps_to(&self->net, m.cap, RC_PEER));
+	EXPECT_EQ(0, wf_caps_to(&self->net, m.cap, UC_PEER));
+	EXPECT_EQ(0, wf_caps_to(&self->net, m.cap, XRC_PEER));
+	EXPECT_EQ(0, wf_caps_to(&self->net, m.cap, 0x000888));
 	EXPECT_EQ(IBV_QPS_RESET, wf_state(self->idle));
 	EXPECT_EQ(IBV_QPS_ERR, wf_state(err_qp));
 	EXPECT_EQ(IBV_QPS_RTS, wf_state(self->rc.qp));
@@ -2009,18 +1457,18 @@ static bool wf_refuse_one(struct __test_metadata *_metadata, WF_SELF *self,
 	buf = wf_rbuf(self, q, q->head);
 	wf_mark(self, &m);
 	for (i = 0; i < rf.npre; i++) {
-		if (wf_send(self, &rf.pre[i]))
+		if (wf_send(&self->net, &rf.pre[i]))
 			return false;
 		memcpy(self->shadow + (buf - self->mem) + i * WF_MTU,
 		       rf.pre[i].data, rf.pre[i].len);
 	}
-	if (wf_send(self, &rf.bad))
+	if (wf_send(&self->net, &rf.bad))
 		return false;
 	if (!wf_expect(_metadata, self, &m, uc ? 1 : 0))
 		ok = false;
 	if (uc) {
 		c->epsn = (rf.bad.psn + 1) & 0xffffff;
-		if (wf_caps_to(self, m.cap, c->peer)) {
+		if (wf_caps_to(&self->net, m.cap, c->peer)) {
 			TH_LOG("UC answered");
 			ok = false;
 		}
@@ -2030,13 +1478,14 @@ static bool wf_refuse_one(struct __test_metadata *_metadata, WF_SELF *self,
 		}
 		goto out;
 	}
-	k = wf_cap_find(self, m.cap, c->peer, 0xff);
+	k = wf_cap_find(&self->net, m.cap, c->peer, 0xff);
 	if (!k || k->opcode != (c->tp | ACK) || k->syndrome != rf.syndrome ||
-	    k->psn != rf.bad.psn || wf_caps_to(self, m.cap, c->peer) != 1) {
+	    k->psn != rf.bad.psn ||
+	    wf_caps_to(&self->net, m.cap, c->peer) != 1) {
 		TH_LOG("expected one NAK %#x for PSN %#x; got %u packets, the first %#x syndrome %#x PSN %#x",
 		       rf.syndrome, rf.bad.psn,
-		       wf_caps_to(self, m.cap, c->peer), k ? k->opcode : 0,
-		       k ? k->syndrome : 0, k ? k->psn : 0);
+		       wf_caps_to(&self->net, m.cap, c->peer),
+		       k ? k->opcode : 0, k ? k->syndrome : 0, k ? k->psn : 0);
 		ok = false;
 	}
 	if (wf_state(c->qp) != IBV_QPS_ERR) {
@@ -2084,12 +1533,12 @@ TEST_F_TIMEOUT(wire, refused, 600)
 	wf_fill_payload(self, 64);
 	p = wf_req(self, &self->rc, SEND_ONLY, 64);
 	p.psn = (self->rc.epsn + 5) & 0xffffff;
-	ASSERT_EQ(0, wf_send(self, &p));
+	ASSERT_EQ(0, wf_send(&self->net, &p));
 	p.psn = (self->rc.epsn + 6) & 0xffffff;
-	ASSERT_EQ(0, wf_send(self, &p));
+	ASSERT_EQ(0, wf_send(&self->net, &p));
 	EXPECT_TRUE(wf_expect(_metadata, self, &m, 1));
-	EXPECT_EQ(1, wf_caps_to(self, m.cap, RC_PEER));
-	k = wf_cap_find(self, m.cap, RC_PEER, TP_RC | ACK);
+	EXPECT_EQ(1, wf_caps_to(&self->net, m.cap, RC_PEER));
+	k = wf_cap_find(&self->net, m.cap, RC_PEER, TP_RC | ACK);
 	ASSERT_NE(NULL, k);
 	EXPECT_EQ(SYN_NAK_SEQ, k->syndrome);
 	EXPECT_EQ(self->rc.epsn, k->psn);
@@ -2101,13 +1550,13 @@ TEST_F_TIMEOUT(wire, refused, 600)
 	wf_fill_payload(self, 64);
 	p = wf_req(self, &self->rc, WRITE_ONLY, 64);
 	p.psn = (self->rc.epsn - 1) & 0xffffff;
-	ASSERT_EQ(0, wf_send(self, &p));
+	ASSERT_EQ(0, wf_send(&self->net, &p));
 	p = wf_req(self, &self->rc, SEND_ONLY, 64);
 	p.psn = (self->rc.epsn - 1) & 0xffffff;
-	ASSERT_EQ(0, wf_send(self, &p));
+	ASSERT_EQ(0, wf_send(&self->net, &p));
 	EXPECT_TRUE(wf_expect(_metadata, self, &m, 0));
-	EXPECT_EQ(2, wf_caps_to(self, m.cap, RC_PEER));
-	k = wf_cap_find(self, m.cap, RC_PEER, TP_RC | ACK);
+	EXPECT_EQ(2, wf_caps_to(&self->net, m.cap, RC_PEER));
+	k = wf_cap_find(&self->net, m.cap, RC_PEER, TP_RC | ACK);
 	ASSERT_NE(NULL, k);
 	EXPECT_EQ(SYN_ACK, k->syndrome);
 	EXPECT_EQ((self->rc.epsn - 1) & 0xffffff, k->psn);
@@ -2118,13 +1567,13 @@ TEST_F_TIMEOUT(wire, refused, 600)
 	p.psn = (self->rc.epsn - 1) & 0xffffff;
 	p.dmalen = 64;
 	p.rkey = wf_no_key(self);
-	ASSERT_EQ(0, wf_send(self, &p));
+	ASSERT_EQ(0, wf_send(&self->net, &p));
 	p = wf_req(self, &self->rc, FETCH_ADD, 0);
 	p.psn = (self->rc.epsn - 50) & 0xffffff;
 	p.swap = 1;
-	ASSERT_EQ(0, wf_send(self, &p));
+	ASSERT_EQ(0, wf_send(&self->net, &p));
 	EXPECT_TRUE(wf_expect(_metadata, self, &m, 2));
-	EXPECT_EQ(0, wf_caps_to(self, m.cap, RC_PEER));
+	EXPECT_EQ(0, wf_caps_to(&self->net, m.cap, RC_PEER));
 	EXPECT_EQ(IBV_QPS_RTS, wf_state(self->rc.qp));
 	wf_finish(_metadata, self);
 }
@@ -2189,34 +1638,6 @@ static int wf_post_send(WF_SELF *self, enum ibv_wr_opcode op, uint32_t off,
 	return ibv_post_send(self->req.qp, &wr, &bad);
 }
 
-/* The first packet with @opcode the link sent to @peer after @from. */
-static struct wf_cap *wf_wait_cap(WF_SELF *self, unsigned int from,
-				  uint32_t peer, uint8_t opcode)
-{
-	double end = sxrc_now_ms() + 10000;
-	struct wf_cap *c;
-
-	while (!(c = wf_cap_find(self, from, peer, opcode)) &&
-	       sxrc_now_ms() < end)
-		wf_capture(self, 50);
-	return c;
-}
-
-/* Every packet the link sent to @peer since @from is @opcode. */
-static bool wf_only(WF_SELF *self, unsigned int from, uint32_t peer,
-		    uint8_t opcode)
-{
-	unsigned int i;
-
-	for (i = from; i < self->ncap; i++) {
-		struct wf_cap *c = &self->caps[i % WF_NCAPS];
-
-		if (c->dqpn == peer && c->opcode != opcode)
-			return false;
-	}
-	return true;
-}
-
 /* A response from the peer to the requester QP. */
 static struct wf_pkt wf_resp(WF_SELF *self, uint8_t op, uint32_t psn,
 			     uint8_t syndrome, uint32_t len)
@@ -2266,7 +1687,7 @@ static bool wf_ghosts(struct __test_metadata *_metadata, WF_SELF *self,
 
 	wf_mark(self, &m);
 	for (i = 0; i < n; i++)
-		if (wf_send(self, &p[i]))
+		if (wf_send(&self->net, &p[i]))
 			return false;
 	ok = wf_expect(_metadata, self, &m, n);
 	ok &= wf_cqs_quiet(_metadata, self);
@@ -2309,10 +1730,10 @@ TEST_F_TIMEOUT(wire, ghosts, 300)
 	EXPECT_TRUE(wf_ghosts(_metadata, self, g, n));
 
 	/* A SEND in flight. */
-	from = self->ncap;
+	from = self->net.ncap;
 	ASSERT_EQ(0, wf_post_send(self, IBV_WR_SEND, OFF_REQ_SEND, 64, 1, 0,
 				  0, 0));
-	k = wf_wait_cap(self, from, REQ_PEER, TP_RC | SEND_ONLY);
+	k = wf_wait_cap(&self->net, from, REQ_PEER, TP_RC | SEND_ONLY);
 	ASSERT_NE(NULL, k);
 	S = k->psn;
 	EXPECT_EQ(self->req.sq_psn, S);
@@ -2337,18 +1758,18 @@ TEST_F_TIMEOUT(wire, ghosts, 300)
 	g[n++] = wf_resp(self, READ_RESP_ONLY, S + 1, SYN_ACK, 8);
 	g[n++] = wf_resp(self, ATOMIC_ACK, S + 1, SYN_ACK, 0);
 	EXPECT_TRUE(wf_ghosts(_metadata, self, g, n));
-	EXPECT_TRUE(wf_only(self, from, REQ_PEER, TP_RC | SEND_ONLY));
+	EXPECT_TRUE(wf_only(&self->net, from, REQ_PEER, TP_RC | SEND_ONLY));
 	g[0] = wf_resp(self, ACK, S, SYN_ACK, 0);
-	ASSERT_EQ(0, wf_send(self, &g[0]));
+	ASSERT_EQ(0, wf_send(&self->net, &g[0]));
 	EXPECT_TRUE(wf_send_done(_metadata, self, 1, IBV_WC_SUCCESS,
 				 IBV_WC_SEND, 64));
 	EXPECT_TRUE(wf_ghosts(_metadata, self, g, 1));	/* once more */
 
 	/* A READ of two packets in flight. */
-	from = self->ncap;
+	from = self->net.ncap;
 	ASSERT_EQ(0, wf_post_send(self, IBV_WR_RDMA_READ, OFF_REQ_READ,
 				  2 * WF_MTU, 2, 0x10000000, 0x1234, 0));
-	k = wf_wait_cap(self, from, REQ_PEER, TP_RC | READ_REQ);
+	k = wf_wait_cap(&self->net, from, REQ_PEER, TP_RC | READ_REQ);
 	ASSERT_NE(NULL, k);
 	R = k->psn;
 	EXPECT_EQ((S + 1) & 0xffffff, R);
@@ -2370,7 +1791,7 @@ TEST_F_TIMEOUT(wire, ghosts, 300)
 	g[n++] = wf_resp(self, ATOMIC_ACK, R, SYN_ACK, 0);
 	EXPECT_TRUE(wf_ghosts(_metadata, self, g, n));
 	g[0] = wf_resp(self, READ_RESP_FIRST, R, SYN_ACK, WF_MTU);
-	ASSERT_EQ(0, wf_send(self, &g[0]));
+	ASSERT_EQ(0, wf_send(&self->net, &g[0]));
 	ASSERT_EQ(0, wf_sync(self));
 	EXPECT_EQ(0, memcmp(rd, wf_payload, WF_MTU));
 	memcpy(self->shadow + OFF_REQ_READ, wf_payload, WF_MTU);
@@ -2385,17 +1806,17 @@ TEST_F_TIMEOUT(wire, ghosts, 300)
 	EXPECT_TRUE(wf_ghosts(_metadata, self, g, n));
 	g[0] = wf_resp(self, READ_RESP_LAST, R + 1, SYN_ACK, WF_MTU);
 	g[0].data = wf_payload + WF_MTU;
-	ASSERT_EQ(0, wf_send(self, &g[0]));
+	ASSERT_EQ(0, wf_send(&self->net, &g[0]));
 	EXPECT_TRUE(wf_send_done(_metadata, self, 2, IBV_WC_SUCCESS,
 				 IBV_WC_RDMA_READ, 2 * WF_MTU));
 	EXPECT_EQ(0, memcmp(rd, wf_payload, 2 * WF_MTU));
 	memcpy(self->shadow + OFF_REQ_READ, wf_payload, 2 * WF_MTU);
 
 	/* A fetch-and-add in flight. */
-	from = self->ncap;
+	from = self->net.ncap;
 	ASSERT_EQ(0, wf_post_send(self, IBV_WR_ATOMIC_FETCH_AND_ADD,
 				  OFF_REQ_ATOM, 8, 3, 0x20000000, 0x5678, 3));
-	k = wf_wait_cap(self, from, REQ_PEER, TP_RC | FETCH_ADD);
+	k = wf_wait_cap(&self->net, from, REQ_PEER, TP_RC | FETCH_ADD);
 	ASSERT_NE(NULL, k);
 	A = k->psn;
 	EXPECT_EQ((R + 2) & 0xffffff, A);
@@ -2412,7 +1833,7 @@ TEST_F_TIMEOUT(wire, ghosts, 300)
 	EXPECT_TRUE(wf_ghosts(_metadata, self, g, n));
 	g[0] = wf_resp(self, ATOMIC_ACK, A, SYN_ACK, 0);
 	g[0].orig = 0x1122334455667788ULL;
-	ASSERT_EQ(0, wf_send(self, &g[0]));
+	ASSERT_EQ(0, wf_send(&self->net, &g[0]));
 	EXPECT_TRUE(wf_send_done(_metadata, self, 3, IBV_WC_SUCCESS,
 				 IBV_WC_FETCH_ADD, 8));
 	EXPECT_EQ(0x1122334455667788ULL, *orig);
@@ -2625,17 +2046,17 @@ TEST_F_TIMEOUT(wire, random_malformed, 900)
 	struct wf_mark m;
 	struct wf_cap *k;
 	struct wf_pkt p;
-	unsigned int from = self->ncap;
+	unsigned int from = self->net.ncap;
 	uint32_t S, R;
 
 	ASSERT_EQ(0, wf_post_send(self, IBV_WR_SEND, OFF_REQ_SEND, 64, 1, 0,
 				  0, 0));
 	ASSERT_EQ(0, wf_post_send(self, IBV_WR_RDMA_READ, OFF_REQ_READ,
 				  WF_MTU, 2, 0x10000000, 0x1234, 0));
-	k = wf_wait_cap(self, from, REQ_PEER, TP_RC | SEND_ONLY);
+	k = wf_wait_cap(&self->net, from, REQ_PEER, TP_RC | SEND_ONLY);
 	ASSERT_NE(NULL, k);
 	S = k->psn;
-	k = wf_wait_cap(self, from, REQ_PEER, TP_RC | READ_REQ);
+	k = wf_wait_cap(&self->net, from, REQ_PEER, TP_RC | READ_REQ);
 	ASSERT_NE(NULL, k);
 	R = k->psn;
 	for (i = 0; i < sizeof(wf_payload); i++)
@@ -2645,17 +2066,17 @@ TEST_F_TIMEOUT(wire, random_malformed, 900)
 	wf_mark(self, &m);
 	for (i = 0; i < n; i++) {
 		wf_fuzz_one(self, &f, S, R);
-		ASSERT_EQ(0, wf_inject(self, &f, true));
+		ASSERT_EQ(0, wf_inject(&self->net, &f, true));
 	}
 	EXPECT_TRUE(wf_expect(_metadata, self, &m, n));
 	TH_LOG("%llu packets in %.1f s, %ld dropped",
 	       (unsigned long long)n, (sxrc_now_ms() - t0) / 1000,
 	       wf_dropped() - m.dropped);
-	EXPECT_EQ(0, wf_caps_to(self, m.cap, RC_PEER));
-	EXPECT_EQ(0, wf_caps_to(self, m.cap, UC_PEER));
-	EXPECT_EQ(0, wf_caps_to(self, m.cap, XRC_PEER));
-	for (i = m.cap; i < self->ncap; i++) {
-		struct wf_cap *c = &self->caps[i % WF_NCAPS];
+	EXPECT_EQ(0, wf_caps_to(&self->net, m.cap, RC_PEER));
+	EXPECT_EQ(0, wf_caps_to(&self->net, m.cap, UC_PEER));
+	EXPECT_EQ(0, wf_caps_to(&self->net, m.cap, XRC_PEER));
+	for (i = m.cap; i < self->net.ncap; i++) {
+		struct wf_cap *c = &self->net.caps[i % WF_NCAPS];
 
 		if (c->dqpn == REQ_PEER && c->opcode != (TP_RC | SEND_ONLY) &&
 		    c->opcode != (TP_RC | READ_REQ))
@@ -2674,11 +2095,11 @@ TEST_F_TIMEOUT(wire, random_malformed, 900)
 
 	wf_fill_payload(self, WF_MTU);
 	p = wf_resp(self, ACK, S, SYN_ACK, 0);
-	ASSERT_EQ(0, wf_send(self, &p));
+	ASSERT_EQ(0, wf_send(&self->net, &p));
 	EXPECT_TRUE(wf_send_done(_metadata, self, 1, IBV_WC_SUCCESS,
 				 IBV_WC_SEND, 64));
 	p = wf_resp(self, READ_RESP_ONLY, R, SYN_ACK, WF_MTU);
-	ASSERT_EQ(0, wf_send(self, &p));
+	ASSERT_EQ(0, wf_send(&self->net, &p));
 	EXPECT_TRUE(wf_send_done(_metadata, self, 2, IBV_WC_SUCCESS,
 				 IBV_WC_RDMA_READ, WF_MTU));
 	EXPECT_EQ(0, memcmp(self->mem + OFF_REQ_READ, wf_payload, WF_MTU));
@@ -2719,7 +2140,7 @@ TEST_F_TIMEOUT(wire, spoofed_mid_message, 300)
 		p = wf_req(self, c, SEND_MIDDLE, WF_MTU);
 		p.saddr = WF_SPOOF;
 		p.data = wf_payload + 3 * WF_MTU;
-		ASSERT_EQ(0, wf_send(self, &p));
+		ASSERT_EQ(0, wf_send(&self->net, &p));
 		p = wf_req(self, c, SEND_MIDDLE, WF_MTU);
 		p.ackreq = false;
 		p.data = wf_payload + WF_MTU;
@@ -2727,7 +2148,7 @@ TEST_F_TIMEOUT(wire, spoofed_mid_message, 300)
 		p = wf_req(self, c, SEND_LAST, 100);
 		p.saddr = WF_SPOOF;
 		p.data = wf_payload + 3 * WF_MTU;
-		ASSERT_EQ(0, wf_send(self, &p));
+		ASSERT_EQ(0, wf_send(&self->net, &p));
 		p = wf_req(self, c, SEND_LAST, 100);
 		p.data = wf_payload + 2 * WF_MTU;
 		ASSERT_EQ(0, wf_send_ok(self, c, &p, 1));
@@ -2750,7 +2171,7 @@ TEST_F_TIMEOUT(wire, spoofed_mid_message, 300)
 	p = wf_req(self, &self->rc, WRITE_LAST, WF_MTU);
 	p.saddr = WF_SPOOF + 1;
 	p.data = wf_payload + 2 * WF_MTU;
-	ASSERT_EQ(0, wf_send(self, &p));
+	ASSERT_EQ(0, wf_send(&self->net, &p));
 	p = wf_req(self, &self->rc, WRITE_LAST, WF_MTU);
 	p.data = wf_payload + WF_MTU;
 	ASSERT_EQ(0, wf_send_ok(self, &self->rc, &p, 1));
@@ -2766,12 +2187,12 @@ static bool wf_naked(struct __test_metadata *_metadata, WF_SELF *self,
 		     struct wf_conn *c, const struct wf_mark *m,
 		     uint8_t syndrome, uint32_t psn)
 {
-	struct wf_cap *k = wf_cap_find(self, m->cap, c->peer, 0xff);
+	struct wf_cap *k = wf_cap_find(&self->net, m->cap, c->peer, 0xff);
 
 	if (!k || k->opcode != (c->tp | ACK) || k->syndrome != syndrome ||
-	    k->psn != psn || wf_caps_to(self, m->cap, c->peer) != 1) {
+	    k->psn != psn || wf_caps_to(&self->net, m->cap, c->peer) != 1) {
 		TH_LOG("expected one NAK %#x for PSN %#x; got %u packets, the first %#x syndrome %#x PSN %#x",
-		       syndrome, psn, wf_caps_to(self, m->cap, c->peer),
+		       syndrome, psn, wf_caps_to(&self->net, m->cap, c->peer),
 		       k ? k->opcode : 0, k ? k->syndrome : 0,
 		       k ? k->psn : 0);
 		return false;
@@ -2819,7 +2240,7 @@ TEST_F_TIMEOUT(wire, reset_mid_message, 300)
 		wf_mark(self, &m);
 		p = wf_req(self, c, round ? SEND_MIDDLE : SEND_LAST, 100);
 		p.data = wf_payload + WF_MTU;
-		ASSERT_EQ(0, wf_send(self, &p));
+		ASSERT_EQ(0, wf_send(&self->net, &p));
 		EXPECT_TRUE(wf_expect(_metadata, self, &m, 0));
 		EXPECT_TRUE(wf_naked(_metadata, self, c, &m, SYN_NAK_INV,
 				     c->epsn));
@@ -2884,7 +2305,7 @@ TEST_F_TIMEOUT(wire, xrc_srq_after_rnr, 300)
 		wf_mark(self, &m);
 		p = wf_req(self, c, SEND_ONLY, 64);
 		p.srqn = srqn_c;
-		ASSERT_EQ(0, wf_send(self, &p));
+		ASSERT_EQ(0, wf_send(&self->net, &p));
 		EXPECT_TRUE(wf_expect(_metadata, self, &m, 0));
 		EXPECT_TRUE(wf_naked(_metadata, self, c, &m, SYN_RNR | 1,
 				     c->epsn));
@@ -2896,19 +2317,26 @@ TEST_F_TIMEOUT(wire, xrc_srq_after_rnr, 300)
 			p = wf_req(self, c, WRITE_ONLY, 128);
 			p.srqn = self->srqn_b;
 		} else {
-			/* A duplicate READ, then a SEND naming no SRQ. */
+			/*
+			 * A READ and its duplicate (answered again from the
+			 * responder resource), then a SEND naming no SRQ.
+			 */
 			p = wf_req(self, c, READ_REQ, 0);
-			p.psn = (c->epsn - 1) & 0xffffff;
 			p.dmalen = 64;
-			ASSERT_EQ(0, wf_send(self, &p));
-			ASSERT_NE(NULL, wf_wait_cap(self, m.cap, c->peer,
+			ASSERT_EQ(0, wf_send(&self->net, &p));
+			ASSERT_NE(NULL, wf_wait_cap(&self->net, m.cap, c->peer,
+						    TP_XRC | READ_RESP_ONLY));
+			c->epsn = (c->epsn + 1) & 0xffffff;
+			wf_mark(self, &m);
+			ASSERT_EQ(0, wf_send(&self->net, &p));
+			ASSERT_NE(NULL, wf_wait_cap(&self->net, m.cap, c->peer,
 						    TP_XRC | READ_RESP_ONLY));
 			ASSERT_EQ(0, wf_post_len(self, &rq_c, 256));
 			wf_mark(self, &m);
 			p = wf_req(self, c, SEND_ONLY, 64);
 			p.srqn = 0xfffff0;
 		}
-		ASSERT_EQ(0, wf_send(self, &p));
+		ASSERT_EQ(0, wf_send(&self->net, &p));
 		EXPECT_TRUE(wf_expect(_metadata, self, &m, 0));
 		EXPECT_TRUE(wf_naked(_metadata, self, c, &m, SYN_NAK_INV,
 				     c->epsn));
@@ -2961,7 +2389,7 @@ TEST_F_TIMEOUT(wire, rnr_retry, 300)
 		p = wf_req(self, c, ops[i], i == 2 ? WF_MTU : 200);
 		p.va += 64;
 		wf_mark(self, &m);
-		ASSERT_EQ(0, wf_send(self, &p));
+		ASSERT_EQ(0, wf_send(&self->net, &p));
 		EXPECT_TRUE(wf_expect(_metadata, self, &m, 0));
 		EXPECT_TRUE(wf_naked(_metadata, self, c, &m, SYN_RNR | 1,
 				     c->epsn));
@@ -2981,7 +2409,7 @@ TEST_F_TIMEOUT(wire, rnr_retry, 300)
 			ASSERT_EQ(0, wf_send_ok(self, c, &p, 1));
 		}
 		EXPECT_TRUE(wf_expect(_metadata, self, &m, 0));
-		k = wf_cap_find(self, m.cap, c->peer, 0xff);
+		k = wf_cap_find(&self->net, m.cap, c->peer, 0xff);
 		ASSERT_NE(NULL, k);
 		EXPECT_EQ(SYN_ACK, k->syndrome);
 		EXPECT_EQ((c->epsn - 1) & 0xffffff, k->psn);
@@ -3051,9 +2479,9 @@ TEST_F_TIMEOUT(wire, ipv6_flow_label, 120)
 			     " nodad && ip -n " WF_NS " addr replace fd77::2/64"
 			     " dev " WF_PEER_IF " nodad"));
 	inet_pton(AF_INET6, "fd77::2", &peer6.sin6_addr);
-	ASSERT_EQ(0, setns(self->peer_ns, CLONE_NEWNET));
+	ASSERT_EQ(0, setns(self->net.peer_ns, CLONE_NEWNET));
 	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	ASSERT_EQ(0, setns(self->orig_ns, CLONE_NEWNET));
+	ASSERT_EQ(0, setns(self->net.orig_ns, CLONE_NEWNET));
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, setsockopt(fd, IPPROTO_IPV6, IPV6_FLOWINFO, &one,
 				sizeof(one)));
