@@ -861,6 +861,22 @@ uint64_t wf_env(const char *name, uint64_t def)
 	return v && *v ? strtoull(v, NULL, 0) : def;
 }
 
+bool wf_chosen(const char *env, const char *name)
+{
+	const char *list = getenv(env);
+	char *l, *tok, *save;
+	bool found = false;
+
+	if (!list || !*list)
+		return true;
+	l = strdup(list);
+	for (tok = strtok_r(l, " ,", &save); tok && !found;
+	     tok = strtok_r(NULL, " ,", &save))
+		found = !strcmp(tok, name);
+	free(l);
+	return found;
+}
+
 long wf_mem_avail_kib(void)
 {
 	char buf[4096], *s;

@@ -254,6 +254,8 @@ void wf_at(struct wf_net *n, struct wf_at *m);
  */
 bool wf_since(struct wf_net *n, const struct wf_at *m, long dropped);
 
+/* Is test @name in the list the variable @env holds (all if unset)? */
+bool wf_chosen(const char *env, const char *name);
 
 /* A context on the link. */
 struct ibv_context *wf_open_dev(void);
