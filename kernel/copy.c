@@ -19,17 +19,24 @@ void sxrc_sgl_init(struct sxrc_sgl *sgl)
 	sgl->n = 0;
 	sgl->total = 0;
 	sgl->fault = false;
+	sgl->parked = false;
 }
 
 void sxrc_sgl_release(struct sxrc_sgl *sgl)
 {
 	u32 i;
 
-	for (i = 0; i < sgl->n; i++)
-		if (sgl->seg[i].umem)
+	for (i = 0; i < sgl->n; i++) {
+		if (!sgl->seg[i].umem)
+			continue;
+		if (sgl->parked)
+			sxrc_umem_put(sgl->seg[i].umem);
+		else
 			sxrc_umem_unuse(sgl->seg[i].umem);
+	}
 	sgl->n = 0;
 	sgl->total = 0;
+	sgl->parked = false;
 }
 
 void sxrc_sgl_add_kbuf(struct sxrc_sgl *sgl, void *buf, u32 len)
@@ -73,29 +80,108 @@ struct sxrc_mw *sxrc_mw_lookup(struct sxrc_dev *dev, u32 key)
 	return mw;
 }
 
-/* [addr, addr + len) of @mr into @seg; the caller holds mr->lock. */
-static int sxrc_mr_seg_locked(struct sxrc_mr *mr, u64 addr, u32 len,
-			      struct sxrc_seg *seg)
+/*
+ * Does @mr grant [seg->iova, + seg->len) as @g asks?  The caller holds
+ * mr->lock; with @g NULL a window's checks of PD and rights were made
+ * instead of the MR's.  The first time (seg->umem NULL) @seg takes a
+ * reference on the pages; after that (sxrc_sgl_unpark()) the MR must
+ * still map the range to the same pages.  Either way the range is
+ * counted in use: an invalidation waits for it (sxrc_umem_quiesce()).
+ */
+static int sxrc_mr_grant_locked(struct sxrc_mr *mr, struct sxrc_seg *seg,
+				const struct sxrc_grant *g)
 {
+	u64 end, off;
+
+	lockdep_assert_held(&mr->lock);
+	if (mr->invalid || !mr->umem ||
+	    check_add_overflow(seg->iova, (u64)seg->len, &end) ||
+	    seg->iova < mr->iova || end > mr->iova + mr->umem->length)
+		return -EACCES;
+	if (g && ((g->pd && mr->pd != g->pd) ||
+		  (mr->access & g->access) != g->access))
+		return -EACCES;
+	off = seg->iova - mr->iova + offset_in_page(mr->umem->addr);
+	if (!seg->umem) {
+		kref_get(&mr->umem->ref);
+		seg->umem = mr->umem;
+		seg->off = off;
+	} else if (seg->umem != mr->umem || seg->off != off) {
+		return -EACCES;
+	}
+	atomic_inc(&seg->umem->copies);
+	return 0;
+}
+
+/*
+ * Does the window @mw grant @seg as @g asks?  The pages are resolved
+ * under its lock: an unbind that took it after us waits for this access
+ * (sxrc_mw_binding_release()).
+ */
+static int sxrc_mw_grant(struct sxrc_mw *mw, struct sxrc_seg *seg,
+			 const struct sxrc_grant *g)
+{
+	int ret = -EACCES;
 	u64 end;
 
-	if (mr->invalid || !mr->umem ||
-	    check_add_overflow(addr, (u64)len, &end) || addr < mr->iova ||
-	    end > mr->iova + mr->umem->length)
+	spin_lock_bh(&mw->lock);
+	if (!mw->mr || mw->rkey != seg->key || mw->pd != g->pd ||
+	    (mw->type == SXRC_MW_TYPE_2 && mw->qp != g->dest) ||
+	    (mw->access & g->access) != g->access ||
+	    check_add_overflow(seg->iova, (u64)seg->len, &end) ||
+	    seg->iova < mw->addr || end > mw->addr + mw->length)
+		goto out;
+	spin_lock_bh(&mw->mr->lock);
+	ret = sxrc_mr_grant_locked(mw->mr, seg, NULL);
+	spin_unlock_bh(&mw->mr->lock);
+out:
+	spin_unlock_bh(&mw->lock);
+	return ret;
+}
+
+/* Does the key of @seg grant it as @g asks (still)? */
+static int sxrc_key_grant(struct sxrc_dev *dev, struct sxrc_seg *seg,
+			  const struct sxrc_grant *g)
+{
+	struct sxrc_mr *mr;
+	struct sxrc_mw *mw;
+	int ret;
+
+	if (g->mw) {
+		mw = sxrc_mw_lookup(dev, seg->key);
+		if (!mw)
+			return -EACCES;
+		ret = sxrc_mw_grant(mw, seg, g);
+		sxrc_obj_drop(&mw->obj);
+		return ret;
+	}
+	mr = sxrc_mr_lookup(dev, seg->key);
+	if (!mr)
 		return -EACCES;
-	seg->umem = mr->umem;
-	sxrc_umem_use(seg->umem);
-	seg->kbuf = NULL;
-	seg->off = addr - mr->iova + offset_in_page(mr->umem->addr);
-	seg->len = len;
-	return 0;
+	spin_lock_bh(&mr->lock);
+	ret = sxrc_mr_grant_locked(mr, seg, g);
+	spin_unlock_bh(&mr->lock);
+	sxrc_obj_drop(&mr->obj);
+	return ret;
+}
+
+/*
+ * May this context wait for one user's memory (fault in ODP pages, which
+ * takes as long as the memory's owner likes: a FUSE-backed mapping, say)
+ * or for a long piece of work?  Not in softirq, and not in a link's
+ * receive worker, which serves every QP of its device: a packet that
+ * needs to goes to its QP's own work item (wire.c).
+ */
+bool sxrc_may_wait(void)
+{
+	return in_task() && !sxrc_wire_in_rx_worker();
 }
 
 /*
  * An ODP range must be mapped (and writable for @access that writes)
  * when it is resolved: an access error otherwise, as for a bad key.
- * Faulting may sleep: in softirq (a packet handled there, wire.c) an
- * ODP range is not resolved but left to process context, -EWOULDBLOCK.
+ * Faulting may sleep: where that may not wait (sxrc_may_wait()) an ODP
+ * range is not resolved but left to a context that may, -EWOULDBLOCK.
  */
 static int sxrc_seg_odp_check(struct sxrc_seg *seg, u32 access)
 {
@@ -106,7 +192,7 @@ static int sxrc_seg_odp_check(struct sxrc_seg *seg, u32 access)
 
 	if (!seg->umem->odp)
 		return 0;
-	if (!in_task())
+	if (!sxrc_may_wait())
 		ret = -EWOULDBLOCK;
 	else if (!sxrc_odp_prefault(seg->umem, seg->off, seg->len, write,
 				    true))
@@ -125,23 +211,18 @@ static int sxrc_seg_odp_check(struct sxrc_seg *seg, u32 access)
  * @addr: start, in the MR's iova space
  * @len: bytes
  * @seg: filled in, with a reference on the pages and counted as a user
- *	of them (sxrc_sgl_release() ends both)
+ *	of them (sxrc_sgl_release() ends both, sxrc_sgl_park() the second)
  *
  * Return: 0, or -EACCES when anything does not match.
  */
 int sxrc_mr_range(struct sxrc_dev *dev, u32 key, struct sxrc_pd *pd,
 		  u32 access, u64 addr, u32 len, struct sxrc_seg *seg)
 {
-	struct sxrc_mr *mr = sxrc_mr_lookup(dev, key);
-	int ret = -EACCES;
+	struct sxrc_grant g = { .pd = pd, .access = access };
+	int ret;
 
-	if (!mr)
-		return -EACCES;
-	spin_lock_bh(&mr->lock);
-	if ((!pd || mr->pd == pd) && (mr->access & access) == access)
-		ret = sxrc_mr_seg_locked(mr, addr, len, seg);
-	spin_unlock_bh(&mr->lock);
-	sxrc_obj_drop(&mr->obj);
+	*seg = (struct sxrc_seg){ .key = key, .iova = addr, .len = len };
+	ret = sxrc_key_grant(dev, seg, &g);
 	return ret ? ret : sxrc_seg_odp_check(seg, access);
 }
 
@@ -156,32 +237,87 @@ int sxrc_mr_range(struct sxrc_dev *dev, u32 key, struct sxrc_pd *pd,
  * @len: bytes
  * @seg: filled in as by sxrc_mr_range()
  *
- * The pages are resolved under the window's lock: an unbind that took
- * it after us waits for this access (sxrc_mw_binding_release()).
- *
  * Return: 0, or -EACCES when anything does not match.
  */
 int sxrc_mw_range(struct sxrc_mw *mw, u32 key, struct sxrc_qp *dest,
 		  struct sxrc_pd *pd, u32 access, u64 addr, u32 len,
 		  struct sxrc_seg *seg)
 {
-	int ret = -EACCES;
-	u64 end;
+	struct sxrc_grant g = { .pd = pd, .dest = dest, .access = access,
+				.mw = true };
+	int ret;
 
-	spin_lock_bh(&mw->lock);
-	if (!mw->mr || mw->rkey != key || mw->pd != pd ||
-	    (mw->type == SXRC_MW_TYPE_2 && mw->qp != dest) ||
-	    (mw->access & access) != access ||
-	    check_add_overflow(addr, (u64)len, &end) || addr < mw->addr ||
-	    end > mw->addr + mw->length)
-		goto out;
-	spin_lock_bh(&mw->mr->lock);
-	ret = sxrc_mr_seg_locked(mw->mr, addr, len, seg);
-	spin_unlock_bh(&mw->mr->lock);
-out:
-	spin_unlock_bh(&mw->lock);
+	*seg = (struct sxrc_seg){ .key = key, .iova = addr, .len = len };
+	ret = sxrc_mw_grant(mw, seg, &g);
 	sxrc_obj_drop(&mw->obj);
 	return ret ? ret : sxrc_seg_odp_check(seg, access);
+}
+
+/**
+ * sxrc_sgl_park - hold a list's regions by reference only
+ * @sgl: the list, resolved
+ *
+ * A list the wire keeps from one packet to the next (a receive WQE, an
+ * RDMA range, a WQE in flight) is parked in between: the pages stay, but
+ * an invalidation, deregistration or unbinding of its keys does not wait
+ * for it.  The next copy takes it out again (sxrc_sgl_unpark()).
+ */
+void sxrc_sgl_park(struct sxrc_sgl *sgl)
+{
+	u32 i;
+
+	if (sgl->parked)
+		return;
+	for (i = 0; i < sgl->n; i++)
+		if (sgl->seg[i].umem)
+			sxrc_umem_idle(sgl->seg[i].umem);
+	sgl->parked = true;
+}
+
+/**
+ * sxrc_sgl_unpark - count a parked list in use again
+ * @sgl: the list
+ *
+ * Each key is checked again: it must still grant its range as
+ * @sgl->grant says, on the same pages.
+ *
+ * Return: 0; -EFAULT when one no longer does (@sgl->fault is set and
+ * the list stays parked): the message it belongs to fails.
+ */
+int sxrc_sgl_unpark(struct sxrc_sgl *sgl)
+{
+	u32 i, j;
+
+	if (!sgl->parked)
+		return 0;
+	for (i = 0; i < sgl->n; i++) {
+		struct sxrc_seg *seg = &sgl->seg[i];
+
+		if (seg->umem &&
+		    sxrc_key_grant(seg->umem->dev, seg, &sgl->grant))
+			goto revoked;
+	}
+	sgl->parked = false;
+	return 0;
+
+revoked:
+	for (j = 0; j < i; j++)
+		if (sgl->seg[j].umem)
+			sxrc_umem_idle(sgl->seg[j].umem);
+	sgl->fault = true;
+	return -EFAULT;
+}
+
+/* Both lists in use, for a copy: -EFAULT as sxrc_sgl_unpark(). */
+static int sxrc_copy_unpark(struct sxrc_sgl *a, struct sxrc_sgl *b)
+{
+	if (sxrc_sgl_unpark(a))
+		return -EFAULT;
+	if (sxrc_sgl_unpark(b)) {
+		sxrc_sgl_park(a);
+		return -EFAULT;
+	}
+	return 0;
 }
 
 /* Resolve a WQE's local scatter/gather list. */
@@ -191,6 +327,7 @@ int sxrc_local_sgl(struct sxrc_qp *qp, const struct sxrc_sge *sge,
 	struct sxrc_dev *dev = qp->obj.ctx->dev;
 	u32 i;
 
+	sgl->grant = (struct sxrc_grant){ .pd = qp->pd, .access = access };
 	for (i = 0; i < n; i++) {
 		if (!sge[i].length)
 			continue;
@@ -399,15 +536,23 @@ static void sxrc_memcpy(void *dst, const void *src, size_t len)
  * Copy @len bytes from @src to @dst; both must hold that many.  Every
  * SXRC_COPY_CHUNK bytes the copy yields the CPU, and stops if @qp (the
  * requester) says so: -EINTR, with part of the data moved.  -EFAULT
- * when an ODP page is no longer mapped (the list's @fault says which).
+ * when an ODP page is no longer mapped or a key no longer grants its
+ * range (the list's @fault says which).
+ *
+ * A parked list is in use for the copy and parked again after it.  Each
+ * chunk parks both and takes them out again, checking their keys: an
+ * invalidation waits for one chunk at most, and the rest of the copy
+ * fails.
  */
 static int sxrc_copy(struct sxrc_cursor *dst, struct sxrc_cursor *src,
 		     u64 len, struct sxrc_qp *qp)
 {
+	bool dpark = dst->sgl->parked, spark = src->sgl->parked;
 	u32 chunk = 0;
 	int ret;
 
-	while (len) {
+	ret = sxrc_copy_unpark(dst->sgl, src->sgl);
+	while (!ret && len) {
 		struct sxrc_umem *du, *su;
 		struct page *dpage, *spage;
 		u32 davail, savail, n;
@@ -415,7 +560,7 @@ static int sxrc_copy(struct sxrc_cursor *dst, struct sxrc_cursor *src,
 
 		ret = sxrc_cursor_odp_lock(dst, src, qp, &du, &su);
 		if (ret)
-			return ret;
+			break;
 		d = sxrc_cursor_map(dst, &davail, &dpage);
 		s = sxrc_cursor_map(src, &savail, &spage);
 		n = min3((u64)davail, (u64)savail, len);
@@ -429,12 +574,19 @@ static int sxrc_copy(struct sxrc_cursor *dst, struct sxrc_cursor *src,
 		chunk += n;
 		if (chunk >= SXRC_COPY_CHUNK && len) {
 			chunk = 0;
+			sxrc_sgl_park(dst->sgl);
+			sxrc_sgl_park(src->sgl);
 			cond_resched();
 			if (sxrc_copy_aborted(qp))
 				return -EINTR;
+			ret = sxrc_copy_unpark(dst->sgl, src->sgl);
 		}
 	}
-	return 0;
+	if (dpark)
+		sxrc_sgl_park(dst->sgl);
+	if (spark)
+		sxrc_sgl_park(src->sgl);
+	return ret;
 }
 
 /**
@@ -515,8 +667,9 @@ static bool sxrc_sgl_odp(struct sxrc_sgl *sgl)
 
 /*
  * Copy @len bytes from @src, after @sskip of it, to @dst, after @dskip;
- * both must hold them.  As sxrc_copy_sgl() otherwise; in softirq,
- * -EWOULDBLOCK with nothing copied when either list holds an ODP region.
+ * both must hold them.  As sxrc_copy_sgl() otherwise; where the caller
+ * may not wait (sxrc_may_wait()), -EWOULDBLOCK with nothing copied when
+ * either list holds an ODP region.
  */
 int sxrc_copy_range(struct sxrc_sgl *dst, u64 dskip, struct sxrc_sgl *src,
 		    u64 sskip, u64 len, struct sxrc_qp *qp)
@@ -525,8 +678,8 @@ int sxrc_copy_range(struct sxrc_sgl *dst, u64 dskip, struct sxrc_sgl *src,
 
 	if (!len)
 		return 0;
-	/* ODP pages are faulted in, which softirq cannot wait for. */
-	if (!in_task() && (sxrc_sgl_odp(dst) || sxrc_sgl_odp(src)))
+	/* ODP pages are faulted in, which not every context may wait for. */
+	if (!sxrc_may_wait() && (sxrc_sgl_odp(dst) || sxrc_sgl_odp(src)))
 		return -EWOULDBLOCK;
 	sxrc_cursor_init(&dc, dst, dskip);
 	sxrc_cursor_init(&sc, src, sskip);

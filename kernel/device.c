@@ -442,6 +442,7 @@ SXRC_WIRE_COUNTER(wire_rx_dropped, SXRC_WIRE_RX_DROPPED);
 SXRC_WIRE_COUNTER(wire_retransmits, SXRC_WIRE_RETRANSMITS);
 SXRC_WIRE_COUNTER(wire_tx_lent, SXRC_WIRE_TX_LENT);
 SXRC_WIRE_COUNTER(wire_rx_softirq, SXRC_WIRE_RX_SOFTIRQ);
+SXRC_WIRE_COUNTER(wire_qps, SXRC_WIRE_QPS);
 
 static struct attribute *sxrc_counter_attrs[] = {
 	&dev_attr_wire_tx_packets.attr.attr,
@@ -450,6 +451,7 @@ static struct attribute *sxrc_counter_attrs[] = {
 	&dev_attr_wire_retransmits.attr.attr,
 	&dev_attr_wire_tx_lent.attr.attr,
 	&dev_attr_wire_rx_softirq.attr.attr,
+	&dev_attr_wire_qps.attr.attr,
 	&dev_attr_send_wqes.attr.attr,
 	&dev_attr_send_bytes.attr.attr,
 	&dev_attr_recv_wqes.attr.attr,

@@ -288,14 +288,6 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 	}
 }
 
-/* A response made room for more WQEs on the wire; sq_mutex is held. */
-void sxrc_sq_resume(struct sxrc_qp *qp)
-{
-	lockdep_assert_held(&qp->sq_mutex);
-	if (!qp->stalled)
-		sxrc_sq_process(qp);
-}
-
 /*
  * Process context takes the requester's state for as long as it likes
  * (it may sleep): softirq, which takes only qp->sq_lock, finds it busy
@@ -312,6 +304,14 @@ void sxrc_sq_lock(struct sxrc_qp *qp)
 {
 	mutex_lock(&qp->sq_mutex);
 	sxrc_sq_busy(qp, true);
+}
+
+bool sxrc_sq_trylock(struct sxrc_qp *qp)
+{
+	if (!mutex_trylock(&qp->sq_mutex))
+		return false;
+	sxrc_sq_busy(qp, true);
+	return true;
 }
 
 static int sxrc_sq_lock_killable(struct sxrc_qp *qp)
@@ -345,10 +345,20 @@ int sxrc_sq_run(struct sxrc_qp *qp)
 	return 0;
 }
 
-/* The polling thread's doorbell (sqpoll.c): never on a destroyed QP. */
+/*
+ * The polling thread's doorbell (sqpoll.c): never on a destroyed QP, and
+ * never waiting for one QP's owner (a doorbell or a modify holding
+ * sq_mutex) or for a page fault in one user's memory (an ODP region on
+ * the device, which a copy may touch): the QP's own work item then runs
+ * the queue.
+ */
 void sxrc_sq_poll(struct sxrc_qp *qp)
 {
-	sxrc_sq_lock(qp);
+	if (atomic_read(&qp->obj.ctx->dev->odp_regions) ||
+	    !sxrc_sq_trylock(qp)) {
+		sxrc_qp_kick(qp);
+		return;
+	}
 	/* Set before sxrc_qp_stop_engine() takes sq_mutex. */
 	if (!READ_ONCE(qp->dead))
 		sxrc_sq_process(qp);

@@ -17,25 +17,51 @@
  * struct sxrc_seg - one resolved scatter/gather element
  * @umem: pinned pages (a reference is held), or NULL for @kbuf
  * @kbuf: kernel memory (inline data, a GRH), when @umem is NULL
+ * @iova: with @umem: the start, in the key's address space
  * @off: byte offset into @umem from its page-aligned start
  * @len: bytes
+ * @key: with @umem: the lkey or rkey that granted it
  */
 struct sxrc_seg {
 	struct sxrc_umem *umem;
-	void *kbuf;
+	union {
+		void *kbuf;
+		u64 iova;
+	};
 	u64 off;
 	u32 len;
+	u32 key;
+};
+
+/**
+ * struct sxrc_grant - what the keys of a list had to grant
+ * @pd: the PD they had to be in (NULL: any)
+ * @dest: a window's key: the responder QP the access arrived on (type 2)
+ * @access: SXRC_ACCESS_* they had to grant
+ * @mw: the key is a memory window's
+ */
+struct sxrc_grant {
+	struct sxrc_pd *pd;
+	struct sxrc_qp *dest;
+	u32 access;
+	bool mw;
 };
 
 /*
  * A resolved list; @total is the sum of the lengths; @fault is set when
- * an ODP page of it could not be faulted in.
+ * an ODP page of it could not be faulted in, or a key of it no longer
+ * grants its range.  @parked: its regions are held by reference only,
+ * not counted as in use (umem->copies): a list the wire keeps between
+ * packets, which an invalidation does not wait for and the next copy
+ * checks against @grant again (copy.c).
  */
 struct sxrc_sgl {
 	struct sxrc_seg seg[SXRC_MAX_SGE + 1];
 	u32 n;
 	u64 total;
 	bool fault;
+	bool parked;
+	struct sxrc_grant grant;
 };
 
 /* Bytes of one page: a piece of a list lent to the network uncopied. */
@@ -215,9 +241,15 @@ static inline bool sxrc_reliable(u32 type)
 	       type == SXRC_QPT_XRC_RECV;
 }
 
+/* wire.c */
+bool sxrc_wire_in_rx_worker(void);
+
 /* copy.c */
+bool sxrc_may_wait(void);
 void sxrc_sgl_init(struct sxrc_sgl *sgl);
 void sxrc_sgl_release(struct sxrc_sgl *sgl);
+void sxrc_sgl_park(struct sxrc_sgl *sgl);
+int sxrc_sgl_unpark(struct sxrc_sgl *sgl);
 void sxrc_sgl_add_kbuf(struct sxrc_sgl *sgl, void *buf, u32 len);
 struct sxrc_mw *sxrc_mw_lookup(struct sxrc_dev *dev, u32 key);
 int sxrc_mr_range(struct sxrc_dev *dev, u32 key, struct sxrc_pd *pd,
@@ -299,7 +331,6 @@ extern struct workqueue_struct *sxrc_wq;
 extern struct workqueue_struct *sxrc_rx_wq;
 unsigned long sxrc_ack_timeout(u8 timeout);
 unsigned long sxrc_rnr_delay(u8 timer);
-void sxrc_sq_resume(struct sxrc_qp *qp);
 void sxrc_count(struct sxrc_qp *qp, enum sxrc_stat stat, s64 n);
 struct sxrc_qp *sxrc_qp_lookup(struct sxrc_dev *dev, u32 qpn);
 bool sxrc_qp_can_receive(struct sxrc_qp *qp);

@@ -149,21 +149,38 @@ void sxrc_umem_use(struct sxrc_umem *umem)
 	atomic_inc(&umem->copies);
 }
 
-/* The copy is done: wake a deregistration waiting for the last one. */
-void sxrc_umem_unuse(struct sxrc_umem *umem)
+/*
+ * A copy on @umem stopped (its list is parked, or let go of): wake an
+ * invalidation waiting for the last one.
+ */
+void sxrc_umem_idle(struct sxrc_umem *umem)
 {
 	if (atomic_dec_and_test(&umem->copies))
 		wake_up_var(&umem->copies);
+}
+
+/* The copy is done, and its reference with it. */
+void sxrc_umem_unuse(struct sxrc_umem *umem)
+{
+	sxrc_umem_idle(umem);
 	sxrc_umem_put(umem);
 }
 
 /*
  * Wait until no copy uses @umem any more.  Its MR no longer hands it out
- * (or is invalid), so no new copy starts; each running one is bounded by
- * the size of a message and stops early when its poster is killed.
+ * (or is invalid, or the window through it is unbound), so no new copy
+ * starts; a running one holds it for one chunk of a local copy or one
+ * packet of the wire at most (copy.c), whatever the peer does next.  A
+ * caller that is a user's own system call stops waiting when killed: the
+ * pages stay pinned by the copies' references until they end.
  */
 void sxrc_umem_quiesce(struct sxrc_umem *umem)
 {
+	if (!(current->flags & PF_KTHREAD)) {
+		wait_var_event_killable(&umem->copies,
+					!atomic_read(&umem->copies));
+		return;
+	}
 	wait_var_event(&umem->copies, !atomic_read(&umem->copies));
 }
 

@@ -80,12 +80,14 @@ struct sxrc_umem *sxrc_odp_get(struct sxrc_dev *dev, u64 addr, u64 length,
 		kfree(umem);
 		return ERR_PTR(ret);
 	}
+	atomic_inc(&dev->odp_regions);
 	return umem;
 }
 
 /* The last reference went: stop following the range. */
 void sxrc_odp_release(struct sxrc_umem *umem)
 {
+	atomic_dec(&umem->dev->odp_regions);
 	mmu_interval_notifier_remove(&umem->notifier);
 	mmdrop(umem->owner_mm);
 }

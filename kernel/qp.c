@@ -536,6 +536,23 @@ static void sxrc_qp_apply(struct sxrc_qp_attr *qa, const struct sxrc_qp_attr *a,
 		qa->sq_psn = a->sq_psn & 0xffffff;
 }
 
+/* Is @ah, on a link, the address of another host? */
+static bool sxrc_qp_remote_peer(struct sxrc_qp *qp,
+				const struct sxrc_ah_attr *ah)
+{
+	struct sxrc_dev *dev = qp->obj.ctx->dev;
+	struct net *net;
+	bool remote;
+
+	if (!rcu_access_pointer(dev->ndev) || !ah->is_global)
+		return false;
+	rcu_read_lock();
+	net = sxrc_dev_net(dev);
+	remote = net && !sxrc_dev_by_gid(ah->dgid, net);
+	rcu_read_unlock();
+	return remote;
+}
+
 /**
  * sxrc_qp_do_modify - apply a modify to @qp
  * @qp: the QP (the caller holds it)
@@ -572,6 +589,16 @@ int sxrc_qp_do_modify(struct sxrc_qp *qp, const struct sxrc_qp_attr *a,
 	if ((mask & SXRC_QP_QKEY) && (a->qkey & SXRC_QKEY_PRIVILEGED) &&
 	    !capable(CAP_NET_RAW))
 		return -EPERM;
+
+	/*
+	 * A connected QP of a link whose peer is on another host gets its
+	 * wire state on its way to RTR, charged to its owner: no packet
+	 * makes it (wire_resp.c).
+	 */
+	if ((mask & SXRC_QP_STATE) && a->qp_state == SXRC_QPS_RTR &&
+	    (mask & SXRC_QP_AV) && qp->type != SXRC_QPT_UD &&
+	    sxrc_qp_remote_peer(qp, &a->ah_attr) && !sxrc_wire_qp_get(qp))
+		return -ENOMEM;
 
 	sxrc_sq_lock(qp);
 	spin_lock_bh(&qp->lock);

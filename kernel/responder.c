@@ -106,6 +106,8 @@ enum sxrc_resp sxrc_recv_take(struct sxrc_qp *dest,
 	u32 i;
 
 	sxrc_sgl_init(&s->peer);
+	s->peer.grant = (struct sxrc_grant){ .pd = pd,
+					     .access = SXRC_ACCESS_LOCAL_WRITE };
 	if (s->rwqe_held)
 		s->rwqe_held = false;
 	else
@@ -285,12 +287,15 @@ int sxrc_remote_range(struct sxrc_qp *dest, const struct sxrc_msg *m,
 	if (!(READ_ONCE(dest->attr.qp_access_flags) & access))
 		return -EACCES;
 	mw = sxrc_mw_lookup(dev, m->rkey);
+	s->remote.grant = (struct sxrc_grant){ .pd = sxrc_remote_pd(dest, s),
+					       .dest = dest, .access = access,
+					       .mw = !!mw };
 	if (mw)
-		ret = sxrc_mw_range(mw, m->rkey, dest, sxrc_remote_pd(dest, s),
+		ret = sxrc_mw_range(mw, m->rkey, dest, s->remote.grant.pd,
 				    access, m->remote_addr, len,
 				    &s->remote.seg[0]);
 	else
-		ret = sxrc_mr_range(dev, m->rkey, sxrc_remote_pd(dest, s),
+		ret = sxrc_mr_range(dev, m->rkey, s->remote.grant.pd,
 				    access, m->remote_addr, len,
 				    &s->remote.seg[0]);
 	if (ret)
@@ -468,7 +473,12 @@ static enum sxrc_resp sxrc_resp_read(struct sxrc_qp *dest,
 				     const struct sxrc_msg *m,
 				     struct sxrc_scratch *s, u32 *status)
 {
-	if (sxrc_remote_range(dest, m, s, SXRC_ACCESS_REMOTE_READ, m->len)) {
+	int ret = sxrc_remote_range(dest, m, s, SXRC_ACCESS_REMOTE_READ,
+				    m->len);
+
+	if (ret == -EWOULDBLOCK)
+		return SXRC_RESP_DEFER;
+	if (ret) {
 		*status = SXRC_WC_REM_ACCESS_ERR;
 		return SXRC_RESP_ERR;
 	}
@@ -490,7 +500,10 @@ static enum sxrc_resp sxrc_resp_atomic(struct sxrc_qp *dest,
 		*status = SXRC_WC_REM_INV_REQ_ERR;
 		return SXRC_RESP_ERR;
 	}
-	if (sxrc_remote_range(dest, m, s, SXRC_ACCESS_REMOTE_ATOMIC, 8)) {
+	ret = sxrc_remote_range(dest, m, s, SXRC_ACCESS_REMOTE_ATOMIC, 8);
+	if (ret == -EWOULDBLOCK)
+		return SXRC_RESP_DEFER;
+	if (ret) {
 		*status = SXRC_WC_REM_ACCESS_ERR;
 		return SXRC_RESP_ERR;
 	}

@@ -120,6 +120,9 @@ struct sxrc_stats {
  *	from the pages of its region, uncopied
  * @SXRC_WIRE_RX_SOFTIRQ: of the packets received, those handled in the
  *	socket's softirq rather than by the receive worker
+ * @SXRC_WIRE_QPS: not a count of events: the QPs of the device that hold
+ *	wire state now (made when an RC, UC or XRC QP of a link enters
+ *	RTR, in its owner's context; never by a packet)
  * @SXRC_WIRE_NUM_STATS: how many
  */
 enum sxrc_wire_stat {
@@ -129,6 +132,7 @@ enum sxrc_wire_stat {
 	SXRC_WIRE_RETRANSMITS,
 	SXRC_WIRE_TX_LENT,
 	SXRC_WIRE_RX_SOFTIRQ,
+	SXRC_WIRE_QPS,
 	SXRC_WIRE_NUM_STATS,
 };
 
@@ -167,6 +171,9 @@ struct sxrc_sqpoll {
  * @nobj: live objects per enum sxrc_obj_type, for limits and sysfs
  * @nctx: open contexts
  * @mr_pages: pages pinned by all MRs of the device
+ * @odp_regions: on-demand paging regions of the device: while there are
+ *	any, its polling thread leaves send queues to their work items,
+ *	whose copies may wait for a page fault
  * @mr_runs: contiguous runs those pages make up (the page list length)
  * @mrs: key index -> struct sxrc_mr *, or a struct sxrc_mw * tagged
  *	SXRC_KEY_MW (xa_tag_pointer()), for keys from any context
@@ -203,7 +210,8 @@ struct sxrc_sqpoll {
  * @sqpoll: the send queue polling thread, from the device's creation to
  *	its removal
  * @wire_rxq: a link's received packets waiting for @wire_rx; its lock,
- *	taken with BH off, also protects @wire_rx_owned
+ *	taken with BH off, also protects @wire_rx_owned and @wire_rxq_bytes
+ * @wire_rxq_bytes: the memory (truesize) of the packets on @wire_rxq
  * @wire_rx_owned: a packet of the link is being handled, by @wire_rx or
  *	in softirq: nobody else starts one (wire.c)
  * @wire_rx: the link's receive worker
@@ -221,6 +229,7 @@ struct sxrc_dev {
 	atomic_t nobj[SXRC_NUM_TYPES];
 	atomic_t nctx;
 	atomic64_t mr_pages;
+	atomic_t odp_regions;
 	atomic64_t mr_runs;
 	struct xarray mrs;
 	u32 mr_next;
@@ -248,6 +257,7 @@ struct sxrc_dev {
 	u32 ngids;
 	struct sxrc_sqpoll sqpoll;
 	struct sk_buff_head wire_rxq;
+	u32 wire_rxq_bytes;
 	bool wire_rx_owned;
 	struct work_struct wire_rx;
 	struct sxrc_wire_sock *wire_sock;
@@ -507,11 +517,11 @@ struct sxrc_page_run {
 /**
  * struct sxrc_umem - the memory of an MR: user pages pinned, or a dma-buf
  *	mapped into the kernel
- * @ref: the MR holds one reference, a copy in progress another
- * @copies: copies in progress (each also holds a reference): taken only
- *	under the MR's lock while the MR still points here, so once the MR
- *	let go of the umem (dereg, rereg) or was invalidated, the count
- *	only falls, and sxrc_umem_quiesce() waits for it to reach zero
+ * @ref: the MR holds one reference, each list resolved on it another
+ * @copies: lists counted in use (not parked: copy.c): taken only under
+ *	the MR's lock while the MR still points here, so once the MR let go
+ *	of the umem (dereg, rereg) or was invalidated, the count only
+ *	falls, and sxrc_umem_quiesce() waits for it to reach zero
  * @owner_mm: the mm charged for the pin (mmgrab'ed); NULL for a dma-buf
  * @dev: the device counting the pages
  * @addr: user address of the first byte, or its offset in the dma-buf
@@ -1086,6 +1096,7 @@ void sxrc_umem_put(struct sxrc_umem *umem);
 void sxrc_umem_use(struct sxrc_umem *umem);
 void sxrc_umem_unuse(struct sxrc_umem *umem);
 void sxrc_umem_quiesce(struct sxrc_umem *umem);
+void sxrc_umem_idle(struct sxrc_umem *umem);
 int sxrc_mr_reg(struct sxrc_call *call);
 int sxrc_mr_reg_dmabuf(struct sxrc_call *call);
 int sxrc_mr_rereg(struct sxrc_call *call);
@@ -1165,10 +1176,12 @@ void sxrc_wire_stop(struct sxrc_dev *dev);
 void sxrc_wire_qp_stop(struct sxrc_qp *qp);
 void sxrc_wire_qp_reset(struct sxrc_qp *qp);
 void sxrc_wire_qp_free(struct sxrc_qp *qp);
+struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp);
 void sxrc_wire_resp_flush(struct sxrc_qp *qp);
 void sxrc_wire_resp_reset(struct sxrc_qp *qp);
 int sxrc_sq_run(struct sxrc_qp *qp);
 void sxrc_sq_lock(struct sxrc_qp *qp);
+bool sxrc_sq_trylock(struct sxrc_qp *qp);
 void sxrc_sq_unlock(struct sxrc_qp *qp);
 void sxrc_sq_poll(struct sxrc_qp *qp);
 void sxrc_qp_kick(struct sxrc_qp *qp);

@@ -29,8 +29,32 @@
 
 #include "wire.h"
 
-/* Packets a device holds for its receive worker, at most. */
+/*
+ * Packets a device holds for its receive worker, at most, and the memory
+ * they may take: a flood from the network waits in neither more than
+ * that, whatever the size of its packets.
+ */
 #define SXRC_WIRE_RXQ_MAX	4096
+#define SXRC_WIRE_RXQ_BYTES	(8U << 20)
+
+/*
+ * The largest RoCEv2 packet, from its UDP header on: headers, a 4096-byte
+ * MTU of payload, its padding and the ICRC.  Anything larger is dropped
+ * before it is made linear or queued.
+ */
+#define SXRC_WIRE_PKT_MAX	(sizeof(struct udphdr) + SXRC_HDR_MAX + \
+				 SXRC_DETH_LEN + 4096 + 3 + SXRC_ICRC_LEN)
+
+static struct sk_buff *sxrc_wire_rxq_pop(struct sxrc_dev *dev)
+{
+	struct sk_buff *skb = __skb_dequeue(&dev->wire_rxq);
+
+	if (skb)
+		dev->wire_rxq_bytes -= skb->truesize;
+	return skb;
+}
+
+static void sxrc_wire_rx_work(struct work_struct *work);
 
 /* Does a packet of transport @tp to @qp fit its type? */
 static bool sxrc_wire_type_ok(struct sxrc_qp *qp, u8 tp, bool req)
@@ -40,39 +64,152 @@ static bool sxrc_wire_type_ok(struct sxrc_qp *qp, u8 tp, bool req)
 	return sxrc_wire_transport(qp->type) == tp;
 }
 
-/*
- * One packet for @dev: to the QP it names, or dropped and counted.
- * Returns false when softirq leaves it to the receive worker, untouched.
- */
-static bool sxrc_wire_dispatch(struct sxrc_dev *dev, struct sk_buff *skb)
+/* What became of a packet handed to sxrc_wire_dispatch(). */
+enum sxrc_rx {
+	SXRC_RX_DONE,		/* handled or dropped: the caller frees it */
+	SXRC_RX_AGAIN,		/* softirq: to the receive worker, untouched */
+	SXRC_RX_KEPT,		/* on its QP's backlog: not the caller's now */
+};
+
+/* A packet for @qp, parsed: to its requester or responder. */
+static bool sxrc_wire_deliver_pkt(struct sxrc_dev *dev, struct sxrc_qp *qp,
+				  struct sxrc_pkt *p)
 {
+	if (p->attr & SXRC_PA_REQ)
+		return sxrc_wire_request(dev, qp, p);
+	return sxrc_wire_response(qp, p);
+}
+
+/*
+ * One packet for @dev, in softirq or the receive worker: to the QP it
+ * names, or dropped and counted.  Neither waits: what cannot be done
+ * without waiting goes back to the worker (softirq) or to the QP's own
+ * backlog (the worker), and so does every later packet of a QP whose
+ * backlog is not empty, to keep them in order.
+ */
+static enum sxrc_rx sxrc_wire_dispatch(struct sxrc_dev *dev,
+				       struct sk_buff *skb)
+{
+	enum sxrc_rx ret = SXRC_RX_DONE;
+	struct sxrc_wire_qp *w;
 	struct sxrc_pkt p;
 	struct sxrc_qp *qp;
-	bool req, taken = true;
 
 	if (!sxrc_wire_parse(skb, &p))
 		goto drop;
-	req = p.attr & SXRC_PA_REQ;
 	if ((p.opcode & SXRC_TP_MASK) == SXRC_TP_UD) {
 		sxrc_wire_datagram(dev, &p);
-		return true;
+		return SXRC_RX_DONE;
 	}
 	qp = sxrc_qp_lookup(dev, p.dqpn);
 	if (!qp)
 		goto drop;
-	if (!sxrc_wire_type_ok(qp, p.opcode & SXRC_TP_MASK, req)) {
+	if (!sxrc_wire_type_ok(qp, p.opcode & SXRC_TP_MASK,
+			       p.attr & SXRC_PA_REQ)) {
 		sxrc_obj_drop(&qp->obj);
 		goto drop;
 	}
-	if (req)
-		taken = sxrc_wire_request(dev, qp, &p);
-	else
-		taken = sxrc_wire_response(qp, &p);
+	w = READ_ONCE(qp->wire);
+	if (w && READ_ONCE(w->bl_pending)) {
+		if (!in_task())
+			ret = SXRC_RX_AGAIN;
+		else if (sxrc_wire_backlog_add(w, skb, false))
+			ret = SXRC_RX_KEPT;
+	}
+	if (ret == SXRC_RX_DONE && !sxrc_wire_deliver_pkt(dev, qp, &p)) {
+		ret = SXRC_RX_AGAIN;
+		if (in_task() && w && sxrc_wire_backlog_add(w, skb, true))
+			ret = SXRC_RX_KEPT;
+	}
 	sxrc_obj_drop(&qp->obj);
-	return taken;
+	return ret;
 drop:
 	sxrc_wire_drop(dev);
-	return true;
+	return SXRC_RX_DONE;
+}
+
+/*
+ * Is this the receive worker of a link, which serves every QP of its
+ * device and so must not wait for any one of them?
+ */
+bool sxrc_wire_in_rx_worker(void)
+{
+	struct work_struct *work = current_work();
+
+	return work && work->func == sxrc_wire_rx_work;
+}
+
+/* Packets a QP's backlog holds, at most: the peer resends the rest. */
+#define SXRC_WIRE_BACKLOG_MAX	256
+
+/**
+ * sxrc_wire_backlog_add - put a packet on its QP's backlog
+ * @w: the QP's wire state
+ * @skb: the packet
+ * @force: start a backlog; else only join one (packets wait there)
+ *
+ * Return: whether @skb is the backlog's now (when full, it is freed and
+ * counted as dropped: the peer sends it again).
+ */
+bool sxrc_wire_backlog_add(struct sxrc_wire_qp *w, struct sk_buff *skb,
+			   bool force)
+{
+	bool kept = false, queued = false;
+
+	spin_lock_bh(&w->backlog.lock);
+	if ((force || w->bl_pending) && !w->bl_dead) {
+		kept = true;
+		if (skb_queue_len(&w->backlog) < SXRC_WIRE_BACKLOG_MAX) {
+			__skb_queue_tail(&w->backlog, skb);
+			w->bl_pending = true;
+			queued = true;
+		}
+	}
+	spin_unlock_bh(&w->backlog.lock);
+	if (queued) {
+		queue_work(sxrc_wq, &w->bl_work);
+	} else if (kept) {
+		sxrc_wire_drop(w->qp->obj.ctx->dev);
+		kfree_skb(skb);
+	}
+	return kept;
+}
+
+/*
+ * A QP's backlog, in its own work item: its packets in order, with all
+ * the waiting they need, a bounded number per run.
+ */
+void sxrc_wire_backlog_work(struct work_struct *work)
+{
+	struct sxrc_wire_qp *w = container_of(work, struct sxrc_wire_qp,
+					      bl_work);
+	struct sxrc_qp *qp = w->qp;
+	struct sxrc_dev *dev = qp->obj.ctx->dev;
+	u32 budget = 64;
+
+	for (;;) {
+		struct sk_buff *skb;
+		struct sxrc_pkt p;
+
+		spin_lock_bh(&w->backlog.lock);
+		skb = __skb_dequeue(&w->backlog);
+		if (!skb)
+			w->bl_pending = false;
+		spin_unlock_bh(&w->backlog.lock);
+		if (!skb)
+			return;
+		/* Checked before: parsed again for its pointers. */
+		if (sxrc_wire_parse(skb, &p))
+			sxrc_wire_deliver_pkt(dev, qp, &p);
+		else
+			sxrc_wire_drop(dev);
+		kfree_skb(skb);
+		if (!--budget) {
+			queue_work(sxrc_wq, &w->bl_work);
+			return;
+		}
+		cond_resched();
+	}
 }
 
 /*
@@ -111,11 +248,11 @@ static void sxrc_wire_rx_work(struct work_struct *work)
 		return;
 	}
 	dev->wire_rx_owned = true;
-	while (budget-- && (skb = __skb_dequeue(q))) {
+	while (budget-- && (skb = sxrc_wire_rxq_pop(dev))) {
 		spin_unlock_bh(&q->lock);
 		sxrc_wire_count(dev, SXRC_WIRE_RX);
-		sxrc_wire_dispatch(dev, skb);
-		kfree_skb(skb);
+		if (sxrc_wire_dispatch(dev, skb) != SXRC_RX_KEPT)
+			kfree_skb(skb);
 		cond_resched();
 		spin_lock_bh(&q->lock);
 	}
@@ -139,11 +276,12 @@ static int sxrc_wire_encap_rcv(struct sock *sk, struct sk_buff *skb)
 
 	rcu_read_lock();
 	dev = sxrc_dev_by_ndev(skb->dev);
-	if (!dev || skb_linearize(skb))
+	if (!dev || skb->len > SXRC_WIRE_PKT_MAX || skb_linearize(skb))
 		goto drop;
 	q = &dev->wire_rxq;
 	spin_lock(&q->lock);
-	if (skb_queue_len(q) >= SXRC_WIRE_RXQ_MAX) {
+	if (skb_queue_len(q) >= SXRC_WIRE_RXQ_MAX ||
+	    dev->wire_rxq_bytes + skb->truesize > SXRC_WIRE_RXQ_BYTES) {
 		spin_unlock(&q->lock);
 		goto drop;
 	}
@@ -153,11 +291,12 @@ static int sxrc_wire_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		here = true;
 	} else {
 		__skb_queue_tail(q, skb);
+		dev->wire_rxq_bytes += skb->truesize;
 	}
 	spin_unlock(&q->lock);
 
 	if (here) {
-		if (sxrc_wire_dispatch(dev, skb)) {
+		if (sxrc_wire_dispatch(dev, skb) == SXRC_RX_DONE) {
 			sxrc_wire_count(dev, SXRC_WIRE_RX);
 			sxrc_wire_count(dev, SXRC_WIRE_RX_SOFTIRQ);
 			kfree_skb(skb);
@@ -166,8 +305,10 @@ static int sxrc_wire_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		spin_lock(&q->lock);
 		dev->wire_rx_owned = false;
 		/* Ahead of those that came meanwhile. */
-		if (skb)
+		if (skb) {
 			__skb_queue_head(q, skb);
+			dev->wire_rxq_bytes += skb->truesize;
+		}
 		here = !skb_queue_empty(q);
 		spin_unlock(&q->lock);
 		if (!here)
@@ -272,6 +413,7 @@ int sxrc_wire_start(struct sxrc_dev *dev)
 
 	ASSERT_RTNL();
 	skb_queue_head_init(&dev->wire_rxq);
+	dev->wire_rxq_bytes = 0;
 	INIT_WORK(&dev->wire_rx, sxrc_wire_rx_work);
 	dev->wire_rs = kzalloc(sizeof(*dev->wire_rs), GFP_KERNEL);
 	if (!dev->wire_rs)
@@ -297,6 +439,7 @@ void sxrc_wire_stop(struct sxrc_dev *dev)
 		return;
 	cancel_work_sync(&dev->wire_rx);
 	skb_queue_purge(&dev->wire_rxq);
+	dev->wire_rxq_bytes = 0;
 	sxrc_wire_sock_put(dev->wire_sock);
 	dev->wire_sock = NULL;
 	kfree(dev->wire_rs);

@@ -171,6 +171,12 @@ struct sxrc_wire_wqe {
 #define SXRC_WIRE_WQES		32	/* WQEs in flight, at most */
 #define SXRC_WIRE_PKTS		128	/* packets unacknowledged, at most */
 #define SXRC_WIRE_ACK_EVERY	32	/* ask for an ACK this often */
+/*
+ * READ response packets the device's receive worker sends for one
+ * request, at most; a longer reply is sent by its QP's own work item,
+ * which looks up between as many.
+ */
+#define SXRC_WIRE_READ_INLINE	16
 
 /**
  * struct sxrc_wire_route - the route a QP's packets took last
@@ -191,6 +197,31 @@ struct sxrc_wire_route {
 };
 
 /**
+ * struct sxrc_wire_res - a READ or atomic a responder executed
+ * @op: SXRC_PA_READ or SXRC_PA_ATOMIC; 0: the slot is free
+ * @psn: its first PSN
+ * @npkts: the PSNs it took (a READ's response packets)
+ * @rkey: the key it named
+ * @va: the address it named
+ * @len: READ: the bytes it named
+ * @orig: atomic: the original value it answered
+ *
+ * A duplicate (its request resent, its response lost) is answered from
+ * here alone, matched by PSN, key, address and length: as the IBTA
+ * (C9-150) and rdma_rxe do, so that no other packet behind the expected
+ * PSN reads memory or sends anything.
+ */
+struct sxrc_wire_res {
+	u16 op;
+	u32 psn;
+	u32 npkts;
+	u32 rkey;
+	u64 va;
+	u32 len;
+	u64 orig;
+};
+
+/**
  * struct sxrc_wire_qp - a QP's state on the wire
  * @wqe: the requester's WQEs in flight, a ring of SXRC_WIRE_WQES
  * @head: oldest in flight (free-running)
@@ -204,12 +235,22 @@ struct sxrc_wire_route {
  *	instead of a full window, and the duplicates it makes do not pile
  *	up in the queues until the ack timeout runs out spuriously
  * @hold: RNR: nothing is sent until the timer runs out
+ * @fault: the oldest WQE's local region no longer grants its range: the
+ *	timer fails it
  * @resend_psn: with @hold, where to go back to then
  * @rto: retransmission (and RNR) timer
  * @sport: the UDP source port of its packets
  * @route: the route of its packets, requests and responses alike
  * @qp: the QP (the timer's)
- * @rs_mutex: the responder's part (@rs to @atomic_next) in process
+ * @backlog: the QP's packets the device's receive worker could not take
+ *	without waiting (a lock a user holds, an ODP page to fault in, a
+ *	long READ reply): taken in order by @bl_work, which may wait; while
+ *	it holds any, the QP's later packets join it.  Its lock also
+ *	protects @bl_pending and @bl_dead
+ * @bl_work: the QP's own work item (on sxrc_wq) for @backlog
+ * @bl_pending: @backlog holds packets, or @bl_work handles one
+ * @bl_dead: the QP is being destroyed: nothing joins @backlog
+ * @rs_mutex: the responder's part (@rs to @res_next) in process
  *	context: held by the device's receive worker for each request
  *	packet, and by a flush (the QP entering the error state) or a
  *	reset of the QP; taken after qp->sq_mutex.  Its holder also sets
@@ -229,8 +270,9 @@ struct sxrc_wire_route {
  * @msn: messages completed (AETH)
  * @nak_sent: a PSN sequence NAK went out; not again before the PSN
  *	it asked for arrives
- * @atomics: the last atomics' original values, for duplicates
- * @atomic_next: where the next goes
+ * @res: the responder resources: the last READs and atomics executed
+ *	(max_dest_rd_atomic of them), the only duplicates answered
+ * @res_next: where the next goes
  *
  * The requester's part is under qp->sq_mutex; the responder's under
  * @rs_mutex with @rs_busy, or under @rs_lock without.
@@ -242,11 +284,17 @@ struct sxrc_wire_qp {
 	u32 nxt;
 	u32 cwnd;
 	bool hold;
+	bool fault;
 	u32 resend_psn;
 	struct delayed_work rto;
 	u16 sport;
 	struct sxrc_wire_route route;
 	struct sxrc_qp *qp;
+
+	struct sk_buff_head backlog;
+	struct work_struct bl_work;
+	bool bl_pending;
+	bool bl_dead;
 
 	struct mutex rs_mutex;	/* see above */
 	spinlock_t rs_lock;	/* see above */
@@ -259,12 +307,8 @@ struct sxrc_wire_qp {
 	bool in_range;
 	u32 msn;
 	bool nak_sent;
-	struct {
-		u32 psn;
-		u64 orig;
-		bool valid;
-	} atomics[SXRC_MAX_RD_ATOM];
-	u32 atomic_next;
+	struct sxrc_wire_res res[SXRC_MAX_RD_ATOM];
+	u32 res_next;
 };
 
 static inline u32 sxrc_psn_add(u32 psn, u32 n)
@@ -309,6 +353,11 @@ static inline void sxrc_wire_drop(struct sxrc_dev *dev)
 {
 	sxrc_wire_count(dev, SXRC_WIRE_RX_DROPPED);
 }
+
+/* wire.c */
+void sxrc_wire_backlog_work(struct work_struct *work);
+bool sxrc_wire_backlog_add(struct sxrc_wire_qp *w, struct sk_buff *skb,
+			   bool force);
 
 /* wire_hdr.c */
 struct udphdr;
@@ -356,7 +405,6 @@ static inline u32 sxrc_wire_wqe_una(const struct sxrc_wire_wqe *e)
 }
 
 /* wire_req.c */
-struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp);
 extern const struct sxrc_path sxrc_wire_path;
 bool sxrc_wire_busy(struct sxrc_qp *qp);
 void sxrc_wire_arm(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
@@ -386,8 +434,9 @@ enum sxrc_wresp sxrc_wresp_read(struct sxrc_dev *dev, struct sxrc_qp *qp,
 				struct sxrc_pkt *p, u32 *status, u32 *npkts);
 enum sxrc_wresp sxrc_wresp_atomic(struct sxrc_dev *dev, struct sxrc_qp *qp,
 				  struct sxrc_pkt *p, u32 *status);
-bool sxrc_wresp_duplicate(struct sxrc_dev *dev, struct sxrc_qp *qp,
-			  struct sxrc_pkt *p, u32 epsn);
+enum sxrc_wresp sxrc_wresp_duplicate(struct sxrc_dev *dev,
+				     struct sxrc_qp *qp, struct sxrc_pkt *p,
+				     u32 epsn);
 
 /* wire_resp.c */
 bool sxrc_wire_request(struct sxrc_dev *dev, struct sxrc_qp *qp,

@@ -165,7 +165,7 @@ static bool sxrc_wire_aeth(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 
 /* A READ response packet: its bytes land where the READ said. */
 static bool sxrc_wire_read_resp(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
-				struct sxrc_pkt *p)
+				struct sxrc_pkt *p, bool *later)
 {
 	u32 mtu = sxrc_mtu_bytes(READ_ONCE(qp->attr.path_mtu));
 	bool moved = sxrc_wire_ack_upto(qp, w, sxrc_psn_add(p->psn, -1));
@@ -202,6 +202,7 @@ static bool sxrc_wire_read_resp(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 		sxrc_wire_complete(qp, w, SXRC_WC_LOC_PROT_ERR);
 		return true;
 	}
+	*later = ret == -EWOULDBLOCK;
 	if (ret)
 		return moved;
 	e->got += p->paylen;
@@ -215,7 +216,7 @@ static bool sxrc_wire_read_resp(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 
 /* An atomic's response: the original value lands in its 8 bytes. */
 static bool sxrc_wire_atomic_ack(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
-				 struct sxrc_pkt *p)
+				 struct sxrc_pkt *p, bool *later)
 {
 	bool moved = sxrc_wire_ack_upto(qp, w, sxrc_psn_add(p->psn, -1));
 	struct sxrc_sgl src = { .n = 0 };
@@ -231,7 +232,8 @@ static bool sxrc_wire_atomic_ack(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 		return moved;
 	sxrc_sgl_add_kbuf(&src, &orig, sizeof(orig));
 	ret = sxrc_copy_range(&e->sgl, 0, &src, 0, sizeof(orig), qp);
-	if (ret == -EINTR)
+	*later = ret == -EWOULDBLOCK;
+	if (ret == -EINTR || *later)
 		return moved;
 	sxrc_wire_open(w, 1);
 	sxrc_wire_complete(qp, w, ret ? SXRC_WC_LOC_PROT_ERR : SXRC_WC_SUCCESS);
@@ -324,22 +326,28 @@ bool sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p)
 {
 	struct sxrc_wire_qp *w = READ_ONCE(qp->wire);
 	u8 op = p->opcode & ~SXRC_TP_MASK;
-	bool moved = false, taken = false;
+	bool moved = false, taken = false, later = false;
 
 	if (!in_task())
 		return sxrc_wire_ack_softirq(qp, p);
+	/* Only from the peer the QP is connected to: before any lock. */
+	spin_lock_bh(&qp->lock);
+	if (memcmp(qp->attr.ah_attr.dgid, p->sgid, sizeof(p->sgid)))
+		w = NULL;
+	spin_unlock_bh(&qp->lock);
 	if (!w) {
 		sxrc_wire_drop(qp->obj.ctx->dev);
 		return true;
 	}
-	sxrc_sq_lock(qp);
+	/* The receive worker waits for no QP: to its backlog instead. */
+	if (sxrc_wire_in_rx_worker()) {
+		if (!sxrc_sq_trylock(qp))
+			return false;
+	} else {
+		sxrc_sq_lock(qp);
+	}
 	if (!sxrc_wire_awaits(qp, w))
 		goto out;
-	/* Only from the peer the QP is connected to. */
-	spin_lock_bh(&qp->lock);
-	if (memcmp(qp->attr.ah_attr.dgid, p->sgid, sizeof(p->sgid)))
-		op = SXRC_OP_NUM;
-	spin_unlock_bh(&qp->lock);
 	/*
 	 * A PSN past what was sent answers no request (a ghost): it neither
 	 * acknowledges what precedes it nor fails anything.
@@ -350,9 +358,14 @@ bool sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p)
 	if (op == SXRC_OP_ACK)
 		moved = sxrc_wire_aeth(qp, w, p, &taken);
 	else if (op == SXRC_OP_ATOMIC_ACK)
-		moved = sxrc_wire_atomic_ack(qp, w, p);
+		moved = sxrc_wire_atomic_ack(qp, w, p, &later);
 	else if (op >= SXRC_OP_READ_RESP_FIRST && op <= SXRC_OP_READ_RESP_ONLY)
-		moved = sxrc_wire_read_resp(qp, w, p);
+		moved = sxrc_wire_read_resp(qp, w, p, &later);
+	if (later) {
+		/* Its bytes land in ODP pages: the QP's backlog faults them. */
+		sxrc_sq_unlock(qp);
+		return false;
+	}
 	if (!moved || READ_ONCE(qp->attr.qp_state) == SXRC_QPS_ERR)
 		goto out;
 	qp->retry_left = qp->attr.retry_cnt;
@@ -362,8 +375,14 @@ bool sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p)
 		sxrc_wire_arm(qp, w, true);
 		sxrc_wire_push(qp, w);
 	}
-	/* Room in the window: the send queue goes on. */
-	sxrc_sq_resume(qp);
+	/*
+	 * Room in the window: the send queue goes on, in the QP's work
+	 * item (not here: a local copy of the poster's may be long).
+	 */
+	if (qp->sq.ring && sxrc_ring_count(qp->sq.ring,
+					   sxrc_ring_prod(qp->sq.ring),
+					   qp->sq.next))
+		sxrc_qp_kick(qp);
 out:
 	sxrc_sq_unlock(qp);
 	if (!moved && !taken)
@@ -381,6 +400,11 @@ void sxrc_wire_rto_work(struct work_struct *work)
 	sxrc_sq_lock(qp);
 	if (!sxrc_wire_awaits(qp, w))
 		goto out;
+	if (w->fault) {
+		w->fault = false;
+		sxrc_wire_complete(qp, w, SXRC_WC_LOC_PROT_ERR);
+		goto out;
+	}
 	if (w->hold) {
 		w->hold = false;
 		sxrc_wire_rewind(qp, w, w->resend_psn);

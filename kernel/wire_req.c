@@ -27,6 +27,9 @@
  * sxrc_wire_qp_get - a QP's wire state, made on first use
  * @qp: the QP
  *
+ * Made when the QP enters RTR on a link (sxrc_qp_do_modify()), charged
+ * to its owner; a packet never makes it.
+ *
  * Return: the state, or NULL if it could not be allocated.
  */
 struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp)
@@ -52,6 +55,8 @@ struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp)
 	/* RoCEv2 source ports spread flows over 0xc000-0xffff. */
 	w->sport = 0xc000 | hash_32(qp->qpn, 14);
 	INIT_DELAYED_WORK(&w->rto, sxrc_wire_rto_work);
+	skb_queue_head_init(&w->backlog);
+	INIT_WORK(&w->bl_work, sxrc_wire_backlog_work);
 	mutex_init(&w->rs_mutex);
 	spin_lock_init(&w->rs_lock);
 	/* The send queue loop and the receive worker may race to it. */
@@ -61,6 +66,8 @@ struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp)
 		kvfree(w->wqe);
 		kfree(w->rs);
 		kfree(w);
+	} else {
+		atomic64_inc(&qp->obj.ctx->dev->wire_stats[SXRC_WIRE_QPS]);
 	}
 	return qp->wire;
 }
@@ -75,19 +82,32 @@ void sxrc_wire_qp_free(struct sxrc_qp *qp)
 		return;
 	for (i = w->head; i != w->tail; i++)
 		sxrc_sgl_release(&sxrc_wire_slot(w, i)->sgl);
+	skb_queue_purge(&w->backlog);
 	sxrc_wire_resp_release(w);
 	sxrc_wire_route_destroy(&w->route);
 	mutex_destroy(&w->rs_mutex);
 	kvfree(w->wqe);
 	kfree(w);
 	qp->wire = NULL;
+	atomic64_dec(&qp->obj.ctx->dev->wire_stats[SXRC_WIRE_QPS]);
 }
 
-/* Stop the timer of a QP being destroyed (after qp->dead is set). */
+/*
+ * Stop the timer and the packet backlog of a QP being destroyed (after
+ * qp->dead is set): no packet joins the backlog any more.
+ */
 void sxrc_wire_qp_stop(struct sxrc_qp *qp)
 {
-	if (qp->wire)
-		cancel_delayed_work_sync(&qp->wire->rto);
+	struct sxrc_wire_qp *w = qp->wire;
+
+	if (!w)
+		return;
+	spin_lock_bh(&w->backlog.lock);
+	w->bl_dead = true;
+	spin_unlock_bh(&w->backlog.lock);
+	cancel_work_sync(&w->bl_work);
+	skb_queue_purge(&w->backlog);
+	cancel_delayed_work_sync(&w->rto);
 }
 
 bool sxrc_wire_busy(struct sxrc_qp *qp)
@@ -111,6 +131,7 @@ void sxrc_wire_qp_reset(struct sxrc_qp *qp)
 	for (; w->head != w->tail; w->head++)
 		sxrc_sgl_release(&sxrc_wire_slot(w, w->head)->sgl);
 	w->hold = false;
+	w->fault = false;
 	w->cwnd = SXRC_WIRE_PKTS;
 	cancel_delayed_work(&w->rto);
 }
@@ -208,6 +229,7 @@ void sxrc_wire_arm(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 void sxrc_wire_push(struct sxrc_qp *qp, struct sxrc_wire_qp *w)
 {
 	u32 i, una;
+	int ret;
 
 	if (w->hold || w->head == w->tail)
 		return;
@@ -222,11 +244,25 @@ void sxrc_wire_push(struct sxrc_qp *qp, struct sxrc_wire_qp *w)
 			if (sxrc_psn_diff(psn, una) >= (s32)w->cwnd)
 				goto out;
 			/* The last the window lets out asks to be acknowledged. */
-			if (sxrc_wire_send_pkt(qp, w, &e->msg, e->sent, e->got,
-					       e->got_pkts,
-					       sxrc_psn_diff(psn, una) + 1 >=
-					       (s32)w->cwnd) == -EINTR)
+			ret = sxrc_wire_send_pkt(qp, w, &e->msg, e->sent, e->got,
+						 e->got_pkts,
+						 sxrc_psn_diff(psn, una) + 1 >=
+						 (s32)w->cwnd);
+			if (ret == -EINTR)
 				goto out;
+			if (ret == -EFAULT) {
+				/*
+				 * Its region went (deregistered, invalidated):
+				 * it fails once it is the oldest, from the
+				 * timer, which is not inside the send queue
+				 * loop as this may be.
+				 */
+				if (i == w->head) {
+					w->fault = true;
+					mod_delayed_work(sxrc_wq, &w->rto, 0);
+				}
+				return;
+			}
 			e->sent++;
 			e->hwm = max(e->hwm, e->sent);
 			if (e->msg.op == SXRC_MSG_READ && e->got_pkts)
@@ -305,6 +341,8 @@ static enum sxrc_outcome sxrc_wire_deliver(struct sxrc_qp *qp,
 	e->sgl = *m->data;
 	e->msg.data = &e->sgl;
 	sxrc_sgl_init(m->data);
+	/* Counted in use only while a packet is made or a reply lands. */
+	sxrc_sgl_park(&e->sgl);
 	e->wr_id = s->wqe.wr_id;
 	e->wc_opcode = sxrc_wc_opcode(s->wqe.opcode);
 	e->signaled = qp->sq_sig_all ||

@@ -30,6 +30,17 @@ static void sxrc_wresp_lock(struct sxrc_wire_qp *w)
 	spin_unlock_bh(&w->rs_lock);
 }
 
+/* The same, or false at once when another holds it (the receive worker). */
+static bool sxrc_wresp_trylock(struct sxrc_wire_qp *w)
+{
+	if (!mutex_trylock(&w->rs_mutex))
+		return false;
+	spin_lock_bh(&w->rs_lock);
+	w->rs_busy = true;
+	spin_unlock_bh(&w->rs_lock);
+	return true;
+}
+
 static void sxrc_wresp_unlock(struct sxrc_wire_qp *w)
 {
 	spin_lock_bh(&w->rs_lock);
@@ -131,8 +142,8 @@ void sxrc_wire_resp_reset(struct sxrc_qp *qp)
 	sxrc_wresp_abort(qp, w, 0);
 	w->msn = 0;
 	w->nak_sent = false;
-	memset(w->atomics, 0, sizeof(w->atomics));
-	w->atomic_next = 0;
+	memset(w->res, 0, sizeof(w->res));
+	w->res_next = 0;
 	sxrc_wresp_unlock(w);
 }
 
@@ -209,6 +220,8 @@ static enum sxrc_wresp sxrc_wresp_send(struct sxrc_dev *dev,
 				return SXRC_WRESP_RNR;
 			if (resp != SXRC_RESP_OK)
 				return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
+			/* Held by reference between packets: see copy.c. */
+			sxrc_sgl_park(&s->peer);
 			w->in_rwqe = true;
 		}
 		w->in_op = SXRC_PA_SEND;
@@ -297,6 +310,7 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 			*status = SXRC_WC_REM_ACCESS_ERR;
 			return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
 		}
+		sxrc_sgl_park(&s->remote);
 		w->in_range = true;
 		w->in_op = SXRC_PA_WRITE;
 		w->in_off = 0;
@@ -331,6 +345,7 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 			sxrc_wresp_abort(qp, w, 0);
 			return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
 		}
+		sxrc_sgl_park(&s->peer);
 		w->in_rwqe = true;
 	}
 	sxrc_pkt_sgl(p, &src);
@@ -359,11 +374,15 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 
 /*
  * Does @qp take a request from @p's sender?  *@receiving: it is in a
- * state that receives at all.
+ * state that receives at all.  Only from the address it is connected
+ * to, and never from the network when that address is this host's own:
+ * its peer is then a QP of this host, whose messages come by the local
+ * path, and a packet claiming that source is spoofed.
  */
 static bool sxrc_wresp_accepts(struct sxrc_qp *qp, struct sxrc_pkt *p,
 			       u32 *epsn, bool *receiving)
 {
+	struct sxrc_dev *dev = qp->obj.ctx->dev;
 	bool ok;
 
 	spin_lock_bh(&qp->lock);
@@ -372,6 +391,11 @@ static bool sxrc_wresp_accepts(struct sxrc_qp *qp, struct sxrc_pkt *p,
 	     !memcmp(qp->attr.ah_attr.dgid, p->sgid, sizeof(p->sgid));
 	*epsn = qp->attr.rq_psn;
 	spin_unlock_bh(&qp->lock);
+	if (ok) {
+		rcu_read_lock();
+		ok = !sxrc_dev_by_gid(p->sgid, sxrc_dev_net(dev));
+		rcu_read_unlock();
+	}
 	return ok;
 }
 
@@ -406,9 +430,14 @@ static bool sxrc_wresp_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
 	}
 	d = sxrc_psn_diff(p->psn, epsn);
 	if (rc && d < 0) {
-		if (!sxrc_wresp_duplicate(dev, qp, p, epsn))
+		switch (sxrc_wresp_duplicate(dev, qp, p, epsn)) {
+		case SXRC_WRESP_DEFER:
+			return false;
+		case SXRC_WRESP_OK:
+			return true;
+		default:
 			goto drop;
-		return true;
+		}
 	}
 	if (rc && d > 0) {
 		/* Packets went missing: ask for them, once. */
@@ -499,7 +528,9 @@ drop:
  *
  * Return: false when softirq leaves the packet to the receive worker
  * (the QP's responder state is busy in process context, has never been
- * made, or the packet's memory is ODP): nothing of it was done.
+ * made, or the packet's memory is ODP), or the receive worker to the
+ * QP's backlog (its responder state is busy, the packet's memory is ODP
+ * or it asks for a long READ reply): nothing of it was done.
  */
 bool sxrc_wire_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
 		       struct sxrc_pkt *p)
@@ -517,16 +548,22 @@ bool sxrc_wire_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
 		spin_unlock(&w->rs_lock);
 		return taken;
 	}
-	w = sxrc_wire_qp_get(qp);
+	/* Made at RTR: a QP without it takes no packet. */
+	w = READ_ONCE(qp->wire);
 	if (!w) {
 		sxrc_wire_drop(dev);
 		return true;
 	}
-	sxrc_wresp_lock(w);
-	/* Only softirq defers: process context does everything. */
-	sxrc_wresp_request(dev, qp, w, p);
+	/* The receive worker waits for no QP: to its backlog instead. */
+	if (sxrc_wire_in_rx_worker()) {
+		if (!sxrc_wresp_trylock(w))
+			return false;
+	} else {
+		sxrc_wresp_lock(w);
+	}
+	taken = sxrc_wresp_request(dev, qp, w, p);
 	sxrc_wresp_unlock(w);
-	return true;
+	return taken;
 }
 
 /**

@@ -307,10 +307,23 @@ static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 	dst = sxrc_wire_route(dev, &w->route, sgid, ah->dgid, v4, &ndev);
 	if (IS_ERR(dst))
 		return PTR_ERR(dst);
-	/* Without scatter-gather the stack would copy them back together. */
+	/*
+	 * Without scatter-gather the stack would copy them back together.
+	 * The pages are looked up while the keys still grant them (a parked
+	 * list is checked again); each lent page then has a reference of
+	 * its own.
+	 */
 	if (!buf && len >= SXRC_WIRE_ZC_MIN &&
-	    (dst->dev->features & NETIF_F_SG))
+	    (dst->dev->features & NETIF_F_SG)) {
+		bool parked = src->parked;
+
+		ret = sxrc_sgl_unpark(src);
+		if (ret)
+			goto err;
 		lent = sxrc_sgl_pages(src, off, len, pp, ARRAY_SIZE(pp));
+		if (parked)
+			sxrc_sgl_park(src);
+	}
 	/* Responses to packets handled in softirq are sent from there. */
 	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + room + (lent ? hlen : tlen),
 			in_task() ? GFP_KERNEL : GFP_ATOMIC);
