@@ -297,8 +297,9 @@ enum sxrc_resp sxrc_resp_execute(struct sxrc_qp *dest,
 				 struct sxrc_scratch *s, u32 *status,
 				 bool *stopped);
 void sxrc_resp_nak(struct sxrc_qp *dest, u32 status);
-bool sxrc_resp_datagram(struct sxrc_qp *dest, const struct sxrc_msg *m,
-			struct sxrc_scratch *s, u8 *grh);
+enum sxrc_resp sxrc_resp_datagram(struct sxrc_qp *dest,
+				  const struct sxrc_msg *m,
+				  struct sxrc_scratch *s, u8 *grh);
 
 /**
  * struct sxrc_path - a way messages leave a requester

@@ -591,13 +591,15 @@ int sxrc_qp_do_modify(struct sxrc_qp *qp, const struct sxrc_qp_attr *a,
 		return -EPERM;
 
 	/*
-	 * A connected QP of a link whose peer is on another host gets its
-	 * wire state on its way to RTR, charged to its owner: no packet
-	 * makes it (wire_resp.c).
+	 * A QP of a link that takes packets (a UD QP, a connected QP whose
+	 * peer is on another host) gets its wire state on its way to RTR,
+	 * charged to its owner: no packet makes it (wire.c).
 	 */
 	if ((mask & SXRC_QP_STATE) && a->qp_state == SXRC_QPS_RTR &&
-	    (mask & SXRC_QP_AV) && qp->type != SXRC_QPT_UD &&
-	    sxrc_qp_remote_peer(qp, &a->ah_attr) && !sxrc_wire_qp_get(qp))
+	    (qp->type == SXRC_QPT_UD ?
+	     !!rcu_access_pointer(qp->obj.ctx->dev->ndev) :
+	     (mask & SXRC_QP_AV) && sxrc_qp_remote_peer(qp, &a->ah_attr)) &&
+	    !sxrc_wire_qp_get(qp))
 		return -ENOMEM;
 
 	sxrc_sq_lock(qp);

@@ -587,11 +587,15 @@ void sxrc_resp_nak(struct sxrc_qp *dest, u32 status)
 /*
  * A datagram for the UD QP @dest: taken only in a state that receives
  * and with its Q_Key; @grh (or NULL) fills the first 40 bytes of the
- * receive buffer.  Failures are silent, as UD's are.  Returns false
- * when it did not reach a receive WQE: dropped without a trace.
+ * receive buffer.  Failures are silent, as UD's are.  Returns
+ * SXRC_RESP_OK when it reached a receive WQE (completed, in error or
+ * not), SXRC_RESP_DROPPED when it did not (dropped without a trace), and
+ * SXRC_RESP_DEFER where the caller may not wait for the ODP pages of the
+ * WQE it took (held in @s for a context that may, sxrc_may_wait()).
  */
-bool sxrc_resp_datagram(struct sxrc_qp *dest, const struct sxrc_msg *m,
-			struct sxrc_scratch *s, u8 *grh)
+enum sxrc_resp sxrc_resp_datagram(struct sxrc_qp *dest,
+				  const struct sxrc_msg *m,
+				  struct sxrc_scratch *s, u8 *grh)
 {
 	struct sxrc_cqe rcqe = {
 		.opcode = SXRC_WC_OP_RECV,
@@ -600,12 +604,13 @@ bool sxrc_resp_datagram(struct sxrc_qp *dest, const struct sxrc_msg *m,
 		.sl = m->ah.sl,
 		.solicited = !!(m->flags & SXRC_MSG_SOLICITED),
 	};
+	enum sxrc_resp resp;
 	u32 status = 0;
 	int ret = 0;
 
 	if (dest->type != SXRC_QPT_UD || !sxrc_qp_can_receive(dest) ||
 	    READ_ONCE(dest->attr.qkey) != m->qkey)
-		return false;
+		return SXRC_RESP_DROPPED;
 	if (grh)
 		rcqe.wc_flags |= SXRC_WC_GRH;
 	if (m->flags & SXRC_MSG_IMM) {
@@ -613,9 +618,11 @@ bool sxrc_resp_datagram(struct sxrc_qp *dest, const struct sxrc_msg *m,
 		rcqe.imm_data = m->imm_data;
 	}
 	/* A receive WQE taken and completed in error sets @status. */
-	if (sxrc_recv_take(dest, s, SXRC_GRH_SIZE + m->len, &status) !=
-	    SXRC_RESP_OK)
-		return status != 0;
+	resp = sxrc_recv_take(dest, s, SXRC_GRH_SIZE + m->len, &status);
+	if (resp == SXRC_RESP_DEFER)
+		return resp;
+	if (resp != SXRC_RESP_OK)
+		return status ? SXRC_RESP_OK : SXRC_RESP_DROPPED;
 	if (grh) {
 		struct sxrc_sgl hdr = { .n = 0 };
 
@@ -630,8 +637,8 @@ bool sxrc_resp_datagram(struct sxrc_qp *dest, const struct sxrc_msg *m,
 		sxrc_sgl_release(&s->peer);
 		sxrc_recv_error(dest, s, s->peer.fault ? SXRC_WC_LOC_PROT_ERR :
 					 SXRC_WC_WR_FLUSH_ERR);
-		return true;
+		return SXRC_RESP_OK;
 	}
 	sxrc_recv_done(dest, s, &rcqe, SXRC_GRH_SIZE + m->len);
-	return true;
+	return SXRC_RESP_OK;
 }

@@ -121,8 +121,9 @@ struct sxrc_stats {
  * @SXRC_WIRE_RX_SOFTIRQ: of the packets received, those handled in the
  *	socket's softirq rather than by the receive worker
  * @SXRC_WIRE_QPS: not a count of events: the QPs of the device that hold
- *	wire state now (made when an RC, UC or XRC QP of a link enters
- *	RTR, in its owner's context; never by a packet)
+ *	wire state now (made when a UD QP, or a connected QP whose peer is
+ *	on another host, enters RTR, in its owner's context; never by a
+ *	packet)
  * @SXRC_WIRE_NUM_STATS: how many
  */
 enum sxrc_wire_stat {

@@ -75,6 +75,8 @@ enum sxrc_rx {
 static bool sxrc_wire_deliver_pkt(struct sxrc_dev *dev, struct sxrc_qp *qp,
 				  struct sxrc_pkt *p)
 {
+	if ((p->opcode & SXRC_TP_MASK) == SXRC_TP_UD)
+		return sxrc_wire_datagram(dev, qp, p);
 	if (p->attr & SXRC_PA_REQ)
 		return sxrc_wire_request(dev, qp, p);
 	return sxrc_wire_response(qp, p);
@@ -97,10 +99,6 @@ static enum sxrc_rx sxrc_wire_dispatch(struct sxrc_dev *dev,
 
 	if (!sxrc_wire_parse(skb, &p))
 		goto drop;
-	if ((p.opcode & SXRC_TP_MASK) == SXRC_TP_UD) {
-		sxrc_wire_datagram(dev, &p);
-		return SXRC_RX_DONE;
-	}
 	qp = sxrc_qp_lookup(dev, p.dqpn);
 	if (!qp)
 		goto drop;

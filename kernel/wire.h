@@ -441,7 +441,8 @@ enum sxrc_wresp sxrc_wresp_duplicate(struct sxrc_dev *dev,
 /* wire_resp.c */
 bool sxrc_wire_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
 		       struct sxrc_pkt *p);
-void sxrc_wire_datagram(struct sxrc_dev *dev, struct sxrc_pkt *p);
+bool sxrc_wire_datagram(struct sxrc_dev *dev, struct sxrc_qp *dest,
+			struct sxrc_pkt *p);
 void sxrc_wire_resp_release(struct sxrc_wire_qp *w);
 
 #endif /* SXRC_WIRE_H */

@@ -566,19 +566,49 @@ bool sxrc_wire_request(struct sxrc_dev *dev, struct sxrc_qp *qp,
 	return taken;
 }
 
+/*
+ * A datagram whose receive WQE lands in ODP memory, in the receive
+ * worker: the WQE moves, still held, to the QP's own scratch, and the
+ * packet to its backlog, whose work item resolves the same WQE
+ * (sxrc_recv_take()).  Without wire state (it is made at RTR) the WQE
+ * completes flushed.
+ */
+static bool sxrc_wire_datagram_later(struct sxrc_qp *dest,
+				     struct sxrc_scratch *s)
+{
+	struct sxrc_wire_qp *w = READ_ONCE(dest->wire);
+
+	s->rwqe_held = false;
+	if (!w) {
+		sxrc_recv_error(dest, s, SXRC_WC_WR_FLUSH_ERR);
+		return true;
+	}
+	w->rs->rwqe = s->rwqe;
+	memcpy(w->rs->rsge, s->rsge, s->rwqe.num_sge * sizeof(*s->rsge));
+	w->rs->rwqe_held = true;
+	return false;
+}
+
 /**
- * sxrc_wire_datagram - a UD packet for @dev
+ * sxrc_wire_datagram - a UD packet for a QP of @dev
  * @dev: the device it arrived on
+ * @dest: the QP it names (a reference)
  * @p: the packet, checked
  *
  * Delivered as a local datagram is, with the packet's IPv6 header in
  * the 40 bytes a receiver's buffer keeps for a GRH, or its IPv4 header
  * in their last 20 (as RoCEv2 devices do); dropped silently (and
- * counted) when it reaches no receive WQE.
+ * counted) when it reaches no receive WQE.  The receive worker uses the
+ * device's scratch; the QP's backlog its own, under its responder lock.
+ *
+ * Return: false when the receive worker leaves it to the QP's backlog
+ * (its receive WQE is in ODP memory, or one is held for it there).
  */
-void sxrc_wire_datagram(struct sxrc_dev *dev, struct sxrc_pkt *p)
+bool sxrc_wire_datagram(struct sxrc_dev *dev, struct sxrc_qp *dest,
+			struct sxrc_pkt *p)
 {
-	struct sxrc_scratch *s = dev->wire_rs;
+	struct sxrc_wire_qp *w = READ_ONCE(dest->wire);
+	bool worker = sxrc_wire_in_rx_worker();
 	struct sxrc_msg m = {
 		.op = SXRC_MSG_SEND,
 		.imm_data = p->imm,
@@ -586,16 +616,25 @@ void sxrc_wire_datagram(struct sxrc_dev *dev, struct sxrc_pkt *p)
 		.len = p->paylen,
 		.qkey = p->qkey,
 	};
-	struct sxrc_qp *dest;
+	struct sxrc_scratch *s;
+	enum sxrc_resp resp;
 	struct sxrc_sgl src;
 	u8 grh[SXRC_GRH_SIZE];
-	bool taken;
+	bool taken = true;
 
-	if (p->dqpn == SXRC_MCAST_QPN || !s)
-		goto drop;
-	dest = sxrc_qp_lookup(dev, p->dqpn);
-	if (!dest)
-		goto drop;
+	if (worker) {
+		s = dev->wire_rs;
+		if (!s)
+			goto drop;
+		/* A WQE held for the backlog: its datagrams go there. */
+		if (w && w->rs->rwqe_held)
+			return false;
+	} else {
+		if (!w)
+			goto drop;
+		sxrc_wresp_lock(w);
+		s = w->rs;
+	}
 	if (p->attr & SXRC_PA_IMM)
 		m.flags |= SXRC_MSG_IMM;
 	if (p->se)
@@ -609,11 +648,17 @@ void sxrc_wire_datagram(struct sxrc_dev *dev, struct sxrc_pkt *p)
 		memcpy(grh, p->nethdr, SXRC_GRH_SIZE);
 	}
 	s->qp = dest;
-	taken = sxrc_resp_datagram(dest, &m, s, grh);
+	resp = sxrc_resp_datagram(dest, &m, s, grh);
 	s->qp = NULL;
-	sxrc_obj_drop(&dest->obj);
-	if (taken)
-		return;
+	if (resp == SXRC_RESP_DEFER)
+		taken = sxrc_wire_datagram_later(dest, s);
+	else if (resp != SXRC_RESP_OK)
+		sxrc_wire_drop(dev);
+	if (!worker)
+		sxrc_wresp_unlock(w);
+	return taken;
+
 drop:
 	sxrc_wire_drop(dev);
+	return true;
 }

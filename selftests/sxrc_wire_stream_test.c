@@ -968,6 +968,109 @@ TEST_F_TIMEOUT(peer, odp_memory, 120)
 	munmap(mem, len);
 }
 
+/* A UD QP of @e, in RTS with Q_Key @qkey. */
+static struct ibv_qp *ws_ud_qp(struct ws_end *e, uint32_t qkey)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_UD, .send_cq = e->cq, .recv_cq = e->cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qkey = qkey };
+	struct ibv_qp *qp = ibv_create_qp(e->pd, &ia);
+
+	if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_QKEY))
+		goto err;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		goto err;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		goto err;
+	return qp;
+err:
+	if (qp)
+		ibv_destroy_qp(qp);
+	return NULL;
+}
+
+/*
+ * Datagrams into receive buffers of an ODP region, a page each:
+ * the device's receive worker does not fault them (it serves every QP
+ * of the device), the QP's own work item does, with the receive WQE the
+ * worker took held for it, and every datagram lands, in order, whole.
+ */
+TEST_F_TIMEOUT(peer, ud_odp_memory, 120)
+{
+	const uint32_t qkey = 0x11223344, n = 4, len = 512, stride = 4096;
+	struct ibv_qp *ua = ws_ud_qp(&self->a, qkey);
+	struct ibv_qp *ub = ws_ud_qp(&self->b, qkey);
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = self->b.gid, .sgid_index = self->a.gidx,
+			 .hop_limit = 64 },
+	};
+	size_t blen = n * stride;
+	struct ibv_wc wc[4];
+	struct ibv_ah *ah;
+	struct ibv_mr *mr;
+	uint8_t *mem;
+	uint32_t i;
+
+	ASSERT_NE(NULL, ua);
+	ASSERT_NE(NULL, ub);
+	ah = ibv_create_ah(self->a.pd, &aa);
+	ASSERT_NE(NULL, ah);
+	mem = sxrc_map(blen, 0);
+	ASSERT_NE(NULL, mem);
+	mr = ibv_reg_mr(self->b.pd, mem, blen, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_ON_DEMAND);
+	ASSERT_NE(NULL, mr);
+	for (i = 0; i < n; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)mem + i * stride,
+			.length = len + 40, .lkey = mr->lkey,
+		};
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
+		ASSERT_EQ(0, ibv_post_recv(ub, &wr, &bad));
+	}
+	ws_fill(self->a.mem, 0, n * len, 77);
+	for (i = 0; i < n; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)self->a.mem + i * len,
+			.length = len, .lkey = self->a.mr->lkey,
+		};
+		struct ibv_send_wr wr = {
+			.wr_id = 100 + i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+			.wr.ud = { .ah = ah, .remote_qpn = ub->qp_num,
+				   .remote_qkey = qkey },
+		}, *bad;
+
+		ASSERT_EQ(0, ibv_post_send(ua, &wr, &bad));
+		ASSERT_EQ(1, sxrc_poll_n(self->a.cq, wc, 1, 10000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc[0].status);
+		/* One at a time: a datagram lost on the veth is not ours. */
+		ASSERT_EQ(1, sxrc_poll_n(self->b.cq, wc, 1, 20000));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+		EXPECT_EQ(i, wc[0].wr_id);
+		EXPECT_EQ(len + 40, wc[0].byte_len);
+		EXPECT_EQ(-1, ws_check(mem + i * stride + 40, i * len, len,
+				       77));
+	}
+	EXPECT_EQ(0, sxrc_poll_n(self->b.cq, wc, 1, 200));
+	ibv_destroy_qp(ua);
+	ibv_destroy_qp(ub);
+	ibv_destroy_ah(ah);
+	ibv_dereg_mr(mr);
+	munmap(mem, blen);
+}
+
 /*
  * XRC across the wire: the peer host's processes share an XRC receive
  * QP by OFED 1.5's registration.
