@@ -108,6 +108,8 @@ static enum sxrc_rx sxrc_wire_dispatch(struct sxrc_dev *dev,
 		goto drop;
 	}
 	w = READ_ONCE(qp->wire);
+	if (w && in_task())
+		sxrc_wresp_reask_seen(qp, w, &p);
 	if (w && READ_ONCE(w->bl_pending)) {
 		if (!in_task())
 			ret = SXRC_RX_AGAIN;

@@ -166,6 +166,7 @@ struct sxrc_wire_wqe {
 	u64 got;		/* READ: reply bytes landed */
 	u32 got_pkts;		/* READ: reply packets landed */
 	bool reasked;		/* READ: asked again for its rest since */
+	u32 ooo;		/* READ: reply packets past a gap since */
 };
 
 #define SXRC_WIRE_WQES		32	/* WQEs in flight, at most */
@@ -177,6 +178,12 @@ struct sxrc_wire_wqe {
  * which looks up between as many.
  */
 #define SXRC_WIRE_READ_INLINE	16
+/*
+ * Reply packets past a gap after which a READ asks again for its rest
+ * at once, not at the ack timeout: a gap shorter than that is taken for
+ * reordering (as TCP's three duplicate ACKs).
+ */
+#define SXRC_WIRE_DUPTHRESH	3
 
 /**
  * struct sxrc_wire_route - the route a QP's packets took last
@@ -267,12 +274,22 @@ struct sxrc_wire_res {
  * @in_len: WRITE: the length its RETH announced
  * @in_rwqe: a receive WQE is taken for it (rs->rwqe, rs->peer)
  * @in_range: an rkey range is resolved for it (rs->remote)
+ * @in_remote: that range, while a duplicate READ's reply borrows
+ *	rs->remote
  * @msn: messages completed (AETH)
  * @nak_sent: a PSN sequence NAK went out; not again before the PSN
  *	it asked for arrives
  * @res: the responder resources: the last READs and atomics executed
  *	(max_dest_rd_atomic of them), the only duplicates answered
  * @res_next: where the next goes
+ * @reply_end: the PSN after the READ reply being sent, while
+ *	@reply_busy
+ * @reply_busy: a READ reply is being sent
+ * @reply_stop: the receive worker saw a READ request before @reply_end:
+ *	the requester asks again for what it lost and drops the rest of
+ *	this reply, which stops.  The three are written by the reply's
+ *	sender and read by the receive worker, locklessly: a stop missed or
+ *	late only costs the packets it would have saved.
  *
  * The requester's part is under qp->sq_mutex; the responder's under
  * @rs_mutex with @rs_busy, or under @rs_lock without.
@@ -305,10 +322,14 @@ struct sxrc_wire_qp {
 	u32 in_len;
 	bool in_rwqe;
 	bool in_range;
+	struct sxrc_sgl in_remote;
 	u32 msn;
 	bool nak_sent;
 	struct sxrc_wire_res res[SXRC_MAX_RD_ATOM];
 	u32 res_next;
+	u32 reply_end;
+	bool reply_busy;
+	bool reply_stop;
 };
 
 static inline u32 sxrc_psn_add(u32 psn, u32 n)
@@ -392,9 +413,14 @@ static inline u32 sxrc_wire_req_pkts(const struct sxrc_wire_wqe *e)
 	       e->msg.npkts : 1;
 }
 
+static inline bool sxrc_msg_has_reply(const struct sxrc_msg *m)
+{
+	return m->op != SXRC_MSG_SEND && m->op != SXRC_MSG_WRITE;
+}
+
 static inline bool sxrc_wire_has_reply(const struct sxrc_wire_wqe *e)
 {
-	return e->msg.op != SXRC_MSG_SEND && e->msg.op != SXRC_MSG_WRITE;
+	return sxrc_msg_has_reply(&e->msg);
 }
 
 /* The first PSN of @e not acknowledged (or answered) yet. */
@@ -437,6 +463,8 @@ enum sxrc_wresp sxrc_wresp_atomic(struct sxrc_dev *dev, struct sxrc_qp *qp,
 enum sxrc_wresp sxrc_wresp_duplicate(struct sxrc_dev *dev,
 				     struct sxrc_qp *qp, struct sxrc_pkt *p,
 				     u32 epsn);
+void sxrc_wresp_reask_seen(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
+			   const struct sxrc_pkt *p);
 
 /* wire_resp.c */
 bool sxrc_wire_request(struct sxrc_dev *dev, struct sxrc_qp *qp,

@@ -164,8 +164,26 @@ static bool sxrc_wire_aeth(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 }
 
 /* A READ response packet: its bytes land where the READ said. */
+/*
+ * A reply packet of the READ @e past the one it awaits: one was lost, or
+ * is late.  The SXRC_WIRE_DUPTHRESH-th such since the last that landed
+ * makes it ask again for its rest at once (returns true), not at the ack
+ * timeout.
+ */
+static bool sxrc_wire_read_gap(struct sxrc_wire_wqe *e,
+			       const struct sxrc_pkt *p)
+{
+	s32 d = sxrc_psn_diff(p->psn, sxrc_wire_wqe_una(e));
+
+	if (d <= 0 || d >= (s32)(e->msg.npkts - e->got_pkts) ||
+	    ++e->ooo != SXRC_WIRE_DUPTHRESH)
+		return false;
+	e->sent = 0;
+	return true;
+}
+
 static bool sxrc_wire_read_resp(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
-				struct sxrc_pkt *p, bool *later)
+				struct sxrc_pkt *p, bool *later, bool *reask)
 {
 	u32 mtu = sxrc_mtu_bytes(READ_ONCE(qp->attr.path_mtu));
 	bool moved = sxrc_wire_ack_upto(qp, w, sxrc_psn_add(p->psn, -1));
@@ -177,9 +195,12 @@ static bool sxrc_wire_read_resp(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 	if (w->head == w->tail)
 		return moved;
 	e = sxrc_wire_slot(w, w->head);
-	if (e->msg.op != SXRC_MSG_READ || !e->hwm ||
-	    p->psn != sxrc_wire_wqe_una(e))
+	if (e->msg.op != SXRC_MSG_READ || !e->hwm)
 		return moved;	/* not the one awaited: dropped */
+	if (p->psn != sxrc_wire_wqe_una(e)) {
+		*reask = sxrc_wire_read_gap(e, p);
+		return moved;
+	}
 	left = e->msg.len - e->got;
 	/*
 	 * The first starts it; every packet but the last a full MTU, and only
@@ -208,6 +229,7 @@ static bool sxrc_wire_read_resp(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 	e->got += p->paylen;
 	e->got_pkts++;
 	e->reasked = false;
+	e->ooo = 0;
 	sxrc_wire_open(w, 1);
 	if (p->attr & SXRC_PA_LAST)
 		sxrc_wire_complete(qp, w, SXRC_WC_SUCCESS);
@@ -326,7 +348,7 @@ bool sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p)
 {
 	struct sxrc_wire_qp *w = READ_ONCE(qp->wire);
 	u8 op = p->opcode & ~SXRC_TP_MASK;
-	bool moved = false, taken = false, later = false;
+	bool moved = false, taken = false, later = false, reask = false;
 
 	if (!in_task())
 		return sxrc_wire_ack_softirq(qp, p);
@@ -360,11 +382,17 @@ bool sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p)
 	else if (op == SXRC_OP_ATOMIC_ACK)
 		moved = sxrc_wire_atomic_ack(qp, w, p, &later);
 	else if (op >= SXRC_OP_READ_RESP_FIRST && op <= SXRC_OP_READ_RESP_ONLY)
-		moved = sxrc_wire_read_resp(qp, w, p, &later);
+		moved = sxrc_wire_read_resp(qp, w, p, &later, &reask);
 	if (later) {
 		/* Its bytes land in ODP pages: the QP's backlog faults them. */
 		sxrc_sq_unlock(qp);
 		return false;
+	}
+	if (reask) {
+		sxrc_count(qp, SXRC_STAT_RETRIES, 1);
+		atomic64_inc(&qp->obj.ctx->dev->wire_stats[SXRC_WIRE_RETRANSMITS]);
+		if (!w->hold)
+			sxrc_wire_push(qp, w);
 	}
 	if (!moved || READ_ONCE(qp->attr.qp_state) == SXRC_QPS_ERR)
 		goto out;

@@ -86,6 +86,9 @@ static void sxrc_wresp_read_reply(struct sxrc_dev *dev, struct sxrc_qp *qp,
 	r.dqpn = qp->attr.dest_qp_num;
 	mtu = sxrc_mtu_bytes(qp->attr.path_mtu);
 	spin_unlock_bh(&qp->lock);
+	WRITE_ONCE(w->reply_end, sxrc_psn_add(psn, n));
+	WRITE_ONCE(w->reply_stop, false);
+	WRITE_ONCE(w->reply_busy, true);
 	for (i = first; i < n; i++) {
 		u64 off = (u64)(i - first) * mtu;
 		u8 op;
@@ -108,15 +111,47 @@ static void sxrc_wresp_read_reply(struct sxrc_dev *dev, struct sxrc_qp *qp,
 			break;
 		/*
 		 * A long reply stops when its QP leaves the receiving states
-		 * or goes; the requester asks again for the rest, if ever.
+		 * or goes, or when its requester asked again for something
+		 * before its end; the requester asks again for the rest, if
+		 * ever.
 		 */
 		if (!((i + 1 - first) % SXRC_WIRE_READ_INLINE)) {
 			cond_resched();
-			if (sxrc_copy_aborted(qp) || !sxrc_qp_can_receive(qp))
+			if (sxrc_copy_aborted(qp) || !sxrc_qp_can_receive(qp) ||
+			    READ_ONCE(w->reply_stop))
 				break;
 		}
 	}
+	WRITE_ONCE(w->reply_busy, false);
 	sxrc_sgl_release(&s->remote);
+}
+
+/**
+ * sxrc_wresp_reask_seen - the receive worker saw a packet for @qp
+ * @qp: the QP it names
+ * @w: its wire state
+ * @p: the packet, checked
+ *
+ * A READ request for a PSN before the end of the reply @qp is sending
+ * asks again for what its requester lost: the rest of that reply would
+ * be dropped there (a requester takes replies in order only), and,
+ * as the request waits behind it, each such repeat would otherwise cost
+ * a whole reply more.  The reply stops at its next check.
+ */
+void sxrc_wresp_reask_seen(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
+			   const struct sxrc_pkt *p)
+{
+	bool peer;
+
+	if ((p->attr & (SXRC_PA_REQ | SXRC_PA_READ)) !=
+	    (SXRC_PA_REQ | SXRC_PA_READ) || !READ_ONCE(w->reply_busy) ||
+	    sxrc_psn_diff(p->psn, READ_ONCE(w->reply_end)) >= 0)
+		return;
+	spin_lock_bh(&qp->lock);
+	peer = !memcmp(qp->attr.ah_attr.dgid, p->sgid, sizeof(p->sgid));
+	spin_unlock_bh(&qp->lock);
+	if (peer)
+		WRITE_ONCE(w->reply_stop, true);
 }
 
 /* Execute the READ @p names: its range into s->remote, parked. */
@@ -258,7 +293,9 @@ enum sxrc_wresp sxrc_wresp_duplicate(struct sxrc_dev *dev,
 				     u32 epsn)
 {
 	struct sxrc_wire_qp *w = qp->wire;
+	struct sxrc_scratch *s = w->rs;
 	struct sxrc_wire_res *r;
+	struct sxrc_srq *xsrq;
 	enum sxrc_wresp ret;
 	u32 status, skip;
 
@@ -268,9 +305,6 @@ enum sxrc_wresp sxrc_wresp_duplicate(struct sxrc_dev *dev,
 			       SXRC_AETH_ACK | SXRC_AETH_CREDITS, 0);
 		return SXRC_WRESP_OK;
 	}
-	/* Its range would take the place of the message half in. */
-	if (w->in_op)
-		return SXRC_WRESP_DROP;
 	r = sxrc_wres_find(qp, w, p, &skip);
 	if (!r)
 		return SXRC_WRESP_DROP;
@@ -281,10 +315,26 @@ enum sxrc_wresp sxrc_wresp_duplicate(struct sxrc_dev *dev,
 	}
 	if (r->npkts - skip > SXRC_WIRE_READ_INLINE && !sxrc_may_wait())
 		return SXRC_WRESP_DEFER;
-	/* Read again through its key: it may have been invalidated since. */
+	/*
+	 * Read again through its key: it may have been invalidated since.
+	 * A message half in keeps its range and XRC SRQ in the scratch
+	 * meanwhile (its requester may send the rest only once this is
+	 * answered).
+	 */
+	xsrq = s->xsrq;
+	s->xsrq = NULL;
+	if (w->in_range) {
+		w->in_remote = s->remote;
+		sxrc_sgl_init(&s->remote);
+	}
 	ret = sxrc_wresp_read_range(qp, p, &status);
+	if (ret == SXRC_WRESP_OK)
+		sxrc_wresp_read_reply(dev, qp, w, r->psn, skip, r->npkts,
+				      p->dmalen);
+	if (w->in_range)
+		s->remote = w->in_remote;
+	s->xsrq = xsrq;
 	if (ret != SXRC_WRESP_OK)
 		return ret == SXRC_WRESP_DEFER ? ret : SXRC_WRESP_DROP;
-	sxrc_wresp_read_reply(dev, qp, w, r->psn, skip, r->npkts, p->dmalen);
 	return SXRC_WRESP_OK;
 }

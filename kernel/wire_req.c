@@ -303,6 +303,20 @@ static void sxrc_wire_send_all(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 			break;
 }
 
+/*
+ * READs and atomics in flight: at most max_rd_atomic, as many as the
+ * responder keeps resources for (its max_dest_rd_atomic), or a resent
+ * one would find none and go unanswered.
+ */
+static u32 sxrc_wire_replies_out(struct sxrc_wire_qp *w)
+{
+	u32 i, n = 0;
+
+	for (i = w->head; i != w->tail; i++)
+		n += sxrc_wire_has_reply(sxrc_wire_slot(w, i));
+	return n;
+}
+
 static enum sxrc_outcome sxrc_wire_deliver(struct sxrc_qp *qp,
 					   struct sxrc_msg *m,
 					   struct sxrc_scratch *s,
@@ -328,7 +342,9 @@ static enum sxrc_outcome sxrc_wire_deliver(struct sxrc_qp *qp,
 		return SXRC_DONE;
 	}
 
-	if (w->tail - w->head == SXRC_WIRE_WQES) {
+	if (w->tail - w->head == SXRC_WIRE_WQES ||
+	    (sxrc_msg_has_reply(m) && sxrc_wire_replies_out(w) >=
+	     max_t(u32, READ_ONCE(qp->attr.max_rd_atomic), 1))) {
 		spin_lock_bh(&qp->lock);
 		qp->attr.sq_psn = m->psn;
 		spin_unlock_bh(&qp->lock);
