@@ -17,6 +17,9 @@ SXU_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd,
 	struct sxu_ah *ah;
 	int ret;
 
+	if (pd && sxu_foreign(pd->context))
+		return SXU_FORWARD(ibv_create_ah, NULL, pd, attr);
+
 	if (!pd) {
 		errno = EINVAL;
 		return NULL;
@@ -55,6 +58,9 @@ SXU_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 {
 	int ret;
 
+	if (sxu_foreign(ah->context))
+		return SXU_FORWARD(ibv_destroy_ah, EOPNOTSUPP, ah);
+
 	ret = sxu_destroy_handle(ah->context->cmd_fd, SXRC_OBJ_AH,
 				  SXRC_AH_DESTROY, ah->handle);
 	if (ret)
@@ -68,6 +74,9 @@ SXU_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
 				    struct ibv_grh *grh,
 				    struct ibv_ah_attr *ah_attr)
 {
+	if (sxu_foreign(context))
+		return SXU_FORWARD(ibv_init_ah_from_wc, -1, context, port_num,
+				   wc, grh, ah_attr);
 	memset(ah_attr, 0, sizeof(*ah_attr));
 	ah_attr->dlid = wc->slid;
 	ah_attr->sl = wc->sl;
@@ -108,6 +117,10 @@ SXU_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd,
 						 uint8_t port_num)
 {
 	struct ibv_ah_attr attr;
+
+	if (pd && sxu_foreign(pd->context))
+		return SXU_FORWARD(ibv_create_ah_from_wc, NULL, pd, wc, grh,
+				   port_num);
 
 	if (!pd) {
 		errno = EINVAL;

@@ -18,6 +18,9 @@ SXU_EXPORT int ibv_get_async_event(struct ibv_context *context,
 	struct sxrc_async_event rec;
 	ssize_t n;
 
+	if (sxu_foreign(context))
+		return SXU_FORWARD(ibv_get_async_event, -1, context, event);
+
 	do {
 		n = read(context->async_fd, &rec, sizeof(rec));
 	} while (n < 0 && errno == EINTR);
@@ -70,9 +73,41 @@ SXU_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 	pthread_cond_t *cond;
 	uint32_t *count;
 
+	struct ibv_context *context = NULL;
+
 	/* OFED-style receive QP events name no object: nothing to count. */
 	if (event->event_type & IBV_XRC_QP_EVENT_FLAG)
 		return;
+	/* Another device's: its library counts (port events hold nothing). */
+	switch (event->event_type) {
+	case IBV_EVENT_CQ_ERR:
+		context = event->element.cq->context;
+		break;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		context = event->element.srq->context;
+		break;
+	case IBV_EVENT_WQ_FATAL:
+		context = event->element.wq->context;
+		break;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		context = event->element.qp->context;
+		break;
+	default:
+		break;
+	}
+	if (context && sxu_foreign(context)) {
+		SXU_FORWARD(ibv_ack_async_event, (void)0, event);
+		return;
+	}
+
 	switch (event->event_type) {
 	case IBV_EVENT_CQ_ERR:
 		mutex = &event->element.cq->mutex;

@@ -22,6 +22,9 @@ ibv_create_comp_channel(struct ibv_context *context)
 	struct sxrc_channel_out out;
 	int ret;
 
+	if (sxu_foreign(context))
+		return SXU_FORWARD(ibv_create_comp_channel, NULL, context);
+
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return NULL;
@@ -41,6 +44,10 @@ SXU_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
 	struct ibv_context *context = channel->context;
 
+	if (sxu_foreign(channel->context))
+		return SXU_FORWARD(ibv_destroy_comp_channel, EOPNOTSUPP,
+				   channel);
+
 	pthread_mutex_lock(&context->mutex);
 	if (channel->refcnt) {
 		pthread_mutex_unlock(&context->mutex);
@@ -58,6 +65,10 @@ SXU_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel,
 	struct sxrc_comp_event ev;
 	ssize_t n;
 
+	if (sxu_foreign(channel->context))
+		return SXU_FORWARD(ibv_get_cq_event, -1, channel, cq,
+				   cq_context);
+
 	n = read(channel->fd, &ev, sizeof(ev));
 	if (n < 0)
 		return -1;
@@ -72,6 +83,10 @@ SXU_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel,
 
 SXU_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
+	if (sxu_foreign(cq->context)) {
+		SXU_FORWARD(ibv_ack_cq_events, (void)0, cq, nevents);
+		return;
+	}
 	pthread_mutex_lock(&cq->mutex);
 	cq->comp_events_completed += nevents;
 	pthread_cond_signal(&cq->cond);
@@ -163,9 +178,13 @@ SXU_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 					 struct ibv_comp_channel *channel,
 					 int comp_vector)
 {
-	struct sxu_cq *cq = sxu_cq_new(context, cqe, cq_context, channel,
-					 comp_vector, 0, NULL);
+	struct sxu_cq *cq;
 
+	if (sxu_foreign(context))
+		return SXU_FORWARD(ibv_create_cq, NULL, context, cqe,
+				   cq_context, channel, comp_vector);
+	cq = sxu_cq_new(context, cqe, cq_context, channel, comp_vector, 0,
+			NULL);
 	return cq ? &cq->ibcq : NULL;
 }
 
@@ -178,6 +197,9 @@ SXU_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	struct sxrc_handle_in in = { .handle = ibcq->handle };
 	struct sxrc_destroy_out out;
 	int ret;
+
+	if (sxu_foreign(ibcq->context))
+		return SXU_FORWARD(ibv_destroy_cq, EOPNOTSUPP, ibcq);
 
 	ret = sxu_invoke(context->cmd_fd, SXRC_OBJ_CQ, SXRC_CQ_DESTROY,
 			  &in, sizeof(in), &out, sizeof(out));
@@ -211,6 +233,9 @@ SXU_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct sxrc_cq_ring_out out = { 0 };
 	struct sxu_uring old;
 	int ret;
+
+	if (sxu_foreign(ibcq->context))
+		return SXU_FORWARD(ibv_resize_cq, EOPNOTSUPP, ibcq, cqe);
 
 	if (cqe <= 0)
 		return EINVAL;

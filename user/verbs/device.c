@@ -7,6 +7,11 @@
  * process: applications may keep an ibv_device pointer after freeing the
  * list that returned it, as long as a context on it is open, and rdma-core
  * makes the same promise.
+ *
+ * The list also holds the host's other devices, from the system's
+ * rdma-core library (sys.c): softxrc's come first, so that programs that
+ * take the first device keep finding softxrc0.  Calls on those devices
+ * and their objects go to the system library.
  */
 #include <dirent.h>
 #include <endian.h>
@@ -24,9 +29,23 @@
 
 #define SXU_SYSFS_CLASS "/sys/class/misc"
 
-/* Devices seen so far; entries are never freed (see above). */
+/*
+ * Devices seen so far; entries are never freed (see above).  They live
+ * in one array, so that telling softxrc's from the system library's is
+ * a comparison (sxu_device_is_ours()).
+ */
 static pthread_mutex_t sxu_devices_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sxu_device *sxu_devices[64];
+struct sxu_device sxu_device_slots[64];
+static struct sxu_device *sxu_devices[SXU_ARRAY_SIZE(sxu_device_slots)];
+
+/*
+ * What ibv_get_device_list() returns is @devs; @sys is the system
+ * library's list whose devices it holds, freed with it.
+ */
+struct sxu_device_list {
+	struct ibv_device **sys;
+	struct ibv_device *devs[];
+};
 
 static __be64 sxu_parse_guid(const char *s)
 {
@@ -59,9 +78,7 @@ static struct sxu_device *sxu_find_or_add(uint32_t index)
 
 	dev = sxu_devices[index];
 	if (!dev) {
-		dev = calloc(1, sizeof(*dev));
-		if (!dev)
-			return NULL;
+		dev = &sxu_device_slots[index];
 		dev->index = index;
 		dev->ibdev.node_type = IBV_NODE_CA;
 		dev->ibdev.transport_type = IBV_TRANSPORT_IB;
@@ -83,16 +100,24 @@ static struct sxu_device *sxu_find_or_add(uint32_t index)
 
 SXU_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 {
-	struct ibv_device **list;
+	struct sxu_device_list *hdr;
+	struct ibv_device **list, **sys;
 	struct dirent *de;
 	size_t n = 0;
+	int nsys;
 	DIR *dir;
 
-	list = calloc(SXU_ARRAY_SIZE(sxu_devices) + 1, sizeof(*list));
-	if (!list) {
+	sys = sxu_sys_device_list(&nsys);
+	hdr = calloc(1, sizeof(*hdr) + (SXU_ARRAY_SIZE(sxu_devices) + nsys +
+					1) * sizeof(*list));
+	if (!hdr) {
+		if (sys)
+			SXU_FORWARD(ibv_free_device_list, (void)0, sys);
 		errno = ENOMEM;
 		return NULL;
 	}
+	hdr->sys = sys;
+	list = hdr->devs;
 
 	pthread_mutex_lock(&sxu_devices_lock);
 	dir = opendir(SXU_SYSFS_CLASS);
@@ -127,6 +152,8 @@ SXU_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 			list[j - 1] = t;
 		}
 	}
+	for (int i = 0; i < nsys; i++)
+		list[n++] = sys[i];
 
 	if (num_devices)
 		*num_devices = n;
@@ -135,21 +162,34 @@ SXU_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 
 SXU_EXPORT void ibv_free_device_list(struct ibv_device **list)
 {
-	free(list);
+	struct sxu_device_list *hdr;
+
+	if (!list)
+		return;
+	hdr = sxu_container_of(list, struct sxu_device_list, devs);
+	if (hdr->sys)
+		SXU_FORWARD(ibv_free_device_list, (void)0, hdr->sys);
+	free(hdr);
 }
 
 SXU_EXPORT const char *ibv_get_device_name(struct ibv_device *device)
 {
+	if (!sxu_device_is_ours(device))
+		return SXU_FORWARD(ibv_get_device_name, NULL, device);
 	return device->name;
 }
 
 SXU_EXPORT __be64 ibv_get_device_guid(struct ibv_device *device)
 {
+	if (!sxu_device_is_ours(device))
+		return SXU_FORWARD(ibv_get_device_guid, 0, device);
 	return to_sxu_dev(device)->node_guid;
 }
 
 SXU_EXPORT int ibv_get_device_index(struct ibv_device *device)
 {
+	if (!sxu_device_is_ours(device))
+		return SXU_FORWARD(ibv_get_device_index, -1, device);
 	return to_sxu_dev(device)->index;
 }
 
@@ -230,6 +270,8 @@ SXU_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	struct ibv_context *context;
 	int fd, ret;
 
+	if (!sxu_device_is_ours(device))
+		return SXU_FORWARD(ibv_open_device, NULL, device);
 	snprintf(path, sizeof(path), "/dev/infiniband/%s", device->dev_name);
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
@@ -270,6 +312,8 @@ static struct sxu_device *sxu_device_of_fd(int fd)
 	if (!list)
 		return NULL;
 	for (int i = 0; i < n && !found; i++) {
+		if (!sxu_device_is_ours(list[i]))
+			continue;
 		if (sxu_read_sysfs(list[i]->ibdev_path, "dev", buf,
 				    sizeof(buf)) <= 0 ||
 		    sscanf(buf, "%u:%u", &major, &minor) != 2)
@@ -296,8 +340,12 @@ SXU_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 	int ret;
 
 	dev = sxu_device_of_fd(cmd_fd);
-	if (!dev)
+	if (!dev) {
+		/* Another device's file: the system library's to import. */
+		if (errno == EINVAL && sxu_sys_loaded())
+			return SXU_FORWARD(ibv_import_device, NULL, cmd_fd);
 		return NULL;
+	}
 	if (ioctl(cmd_fd, SXRC_IOCTL_IMPORT, 0UL))
 		return NULL;
 	ret = sxu_query_ctx(cmd_fd, dev->ibdev.dev_name, &q);
@@ -317,6 +365,8 @@ SXU_EXPORT int ibv_close_device(struct ibv_context *context)
 {
 	struct sxu_context *ctx = to_sxu_ctx(context);
 
+	if (sxu_foreign(context))
+		return SXU_FORWARD(ibv_close_device, EOPNOTSUPP, context);
 	/* The kernel destroys whatever the application left behind. */
 	sxu_unmap_all(context);
 	close(context->cmd_fd);
@@ -382,6 +432,8 @@ SXU_EXPORT int ibv_query_device(struct ibv_context *context,
 	struct sxrc_device_attr a;
 	int ret;
 
+	if (sxu_foreign(context))
+		return SXU_FORWARD(ibv_query_device, EOPNOTSUPP, context, attr);
 	ret = sxu_query_device_raw(context, &a);
 	if (ret)
 		return ret;
@@ -502,6 +554,9 @@ int sxu_query_port(struct ibv_context *context, uint8_t port_num,
 SXU_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 			       struct _compat_ibv_port_attr *port_attr)
 {
+	if (sxu_foreign(context))
+		return SXU_FORWARD(ibv_query_port, EOPNOTSUPP, context,
+				   port_num, port_attr);
 	return sxu_query_port(context, port_num,
 			       (struct ibv_port_attr *)port_attr,
 			       offsetof(struct ibv_port_attr, link_layer) + 1);
@@ -523,6 +578,9 @@ SXU_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num,
 	struct sxrc_gid_out out;
 	int ret;
 
+	if (sxu_foreign(context))
+		return SXU_FORWARD(ibv_query_gid, -1, context, port_num, index,
+				   gid);
 	if (index < 0) {
 		errno = EINVAL;
 		return -1;
@@ -548,6 +606,10 @@ SXU_EXPORT int _ibv_query_gid_ex(struct ibv_context *context,
 	struct sxrc_gid_out out;
 	int ret;
 
+	if (sxu_foreign(context))
+		return SXU_FORWARD(_ibv_query_gid_ex, EOPNOTSUPP, context,
+				   port_num, gid_index, entry, flags,
+				   entry_size);
 	if (flags || entry_size < sizeof(e))
 		return EINVAL;
 	ret = sxu_query_gid_raw(context, port_num, gid_index, &out);
@@ -570,6 +632,9 @@ SXU_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
 	struct sxu_context *ctx = to_sxu_ctx(context);
 	size_t n = 0;
 
+	if (sxu_foreign(context))
+		return SXU_FORWARD(_ibv_query_gid_table, -EOPNOTSUPP, context,
+				   entries, max_entries, flags, entry_size);
 	if (flags || entry_size < sizeof(*entries))
 		return -EINVAL;
 
@@ -610,6 +675,9 @@ SXU_EXPORT int ibv_query_gid_type(struct ibv_context *context,
 	struct sxrc_gid_out out;
 	int ret;
 
+	if (sxu_foreign(context))
+		return SXU_FORWARD(ibv_query_gid_type, -1, context, port_num,
+				   index, type);
 	ret = sxu_query_gid_raw(context, port_num, index, &out);
 	if (ret) {
 		errno = ret;
@@ -627,6 +695,9 @@ SXU_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num,
 	struct sxrc_pkey_out out;
 	int ret;
 
+	if (sxu_foreign(context))
+		return SXU_FORWARD(ibv_query_pkey, -1, context, port_num, index,
+				   pkey);
 	if (index < 0) {
 		errno = EINVAL;
 		return -1;
@@ -643,6 +714,9 @@ SXU_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num,
 SXU_EXPORT int ibv_get_pkey_index(struct ibv_context *context,
 				   uint8_t port_num, __be16 pkey)
 {
+	if (sxu_foreign(context))
+		return SXU_FORWARD(ibv_get_pkey_index, -1, context, port_num,
+				   pkey);
 	for (int i = 0;; i++) {
 		__be16 p;
 

@@ -63,6 +63,9 @@ SXU_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 	struct sxu_mr *mr;
 	int ret;
 
+	if (pd && sxu_foreign(pd->context))
+		return SXU_FORWARD(ibv_reg_mr_iova2, NULL, pd, addr, length,
+				   iova, access);
 	/* librdmacm's inline rdma_reg_*() pass id->pd, NULL on a new id. */
 	if (!pd) {
 		errno = EINVAL;
@@ -112,6 +115,9 @@ SXU_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd,
 	struct sxu_mr *mr;
 	int ret;
 
+	if (pd && sxu_foreign(pd->context))
+		return SXU_FORWARD(ibv_reg_dmabuf_mr, NULL, pd, offset, length,
+				   iova, fd, access);
 	if (!pd) {
 		errno = EINVAL;
 		return NULL;
@@ -168,6 +174,8 @@ int sxu_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 SXU_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr,
 				      size_t length, int access)
 {
+	if (pd && sxu_foreign(pd->context))
+		return SXU_FORWARD(ibv_reg_mr, NULL, pd, addr, length, access);
 	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr, access);
 }
 
@@ -176,12 +184,18 @@ SXU_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr,
 					   size_t length, uint64_t iova,
 					   int access)
 {
+	if (pd && sxu_foreign(pd->context))
+		return SXU_FORWARD(ibv_reg_mr_iova, NULL, pd, addr, length,
+				   iova, access);
 	return ibv_reg_mr_iova2(pd, addr, length, iova, access);
 }
 
 SXU_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	int ret;
+
+	if (sxu_foreign(mr->context))
+		return SXU_FORWARD(ibv_dereg_mr, EOPNOTSUPP, mr);
 
 	ret = sxu_destroy_handle(mr->context->cmd_fd, SXRC_OBJ_MR,
 				  SXRC_MR_DEREG, mr->handle);
@@ -207,6 +221,8 @@ SXU_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 		errno = EINVAL;
 		return NULL;
 	}
+	if (pd && sxu_foreign(pd->context))
+		return SXU_FORWARD(ibv_import_mr, NULL, pd, mr_handle);
 	ret = sxu_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_QUERY,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (!ret && out.pd_handle != to_sxu_pd(pd)->handle)
@@ -231,6 +247,10 @@ SXU_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 /* Only this process's record goes; the MR lives on for the others. */
 SXU_EXPORT void ibv_unimport_mr(struct ibv_mr *mr)
 {
+	if (mr && sxu_foreign(mr->context)) {
+		SXU_FORWARD(ibv_unimport_mr, (void)0, mr);
+		return;
+	}
 	if (mr)
 		free(sxu_container_of(mr, struct sxu_mr, ibmr));
 }
@@ -253,6 +273,9 @@ SXU_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
 	struct sxrc_reg_mr_out out;
 	int ret;
 
+	if (sxu_foreign(mr->context))
+		return SXU_FORWARD(ibv_rereg_mr, IBV_REREG_MR_ERR_INPUT, mr,
+				   flags, pd, addr, length, access);
 	if (flags <= 0 || flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) {
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;

@@ -22,6 +22,9 @@ SXU_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	struct sxu_pd *pd;
 	int ret;
 
+	if (sxu_foreign(context))
+		return SXU_FORWARD(ibv_alloc_pd, NULL, context);
+
 	pd = calloc(1, sizeof(*pd));
 	if (!pd)
 		return NULL;
@@ -49,6 +52,9 @@ SXU_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context,
 	struct sxu_pd *pd;
 	int ret;
 
+	if (sxu_foreign(context))
+		return SXU_FORWARD(ibv_import_pd, NULL, context, pd_handle);
+
 	ret = sxu_invoke(context->cmd_fd, SXRC_OBJ_PD, SXRC_PD_QUERY,
 			  &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
@@ -67,6 +73,10 @@ SXU_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context,
 /* Only this process's record goes; the PD lives on for the others. */
 SXU_EXPORT void ibv_unimport_pd(struct ibv_pd *ibpd)
 {
+	if (ibpd && sxu_foreign(ibpd->context)) {
+		SXU_FORWARD(ibv_unimport_pd, (void)0, ibpd);
+		return;
+	}
 	if (ibpd && !to_sxu_pd(ibpd)->parent)
 		free(to_sxu_pd(ibpd));
 }
@@ -86,6 +96,9 @@ SXU_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct sxu_pd *pd = to_sxu_pd(ibpd);
 	int ret;
+
+	if (sxu_foreign(ibpd->context))
+		return SXU_FORWARD(ibv_dealloc_pd, EOPNOTSUPP, ibpd);
 
 	if (pd->parent)
 		return sxu_dealloc_parent_domain(pd);

@@ -503,5 +503,7 @@ void sxu_qp_init_wr_ops(struct sxu_qp *qp)
 
 SXU_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
+	if (sxu_foreign(qp->context))
+		return SXU_FORWARD(ibv_qp_to_qp_ex, NULL, qp);
 	return &to_sxu_qp(qp)->ibqp_ex;
 }

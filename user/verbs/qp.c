@@ -171,6 +171,8 @@ SXU_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 	};
 	struct ibv_qp *qp;
 
+	if (pd && sxu_foreign(pd->context))
+		return SXU_FORWARD(ibv_create_qp, NULL, pd, attr);
 	if (!pd) {
 		errno = EINVAL;
 		return NULL;
@@ -188,6 +190,9 @@ SXU_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct sxrc_destroy_out out;
 	struct sxu_pd *pdom;
 	int ret;
+
+	if (sxu_foreign(ibqp->context))
+		return SXU_FORWARD(ibv_destroy_qp, EOPNOTSUPP, ibqp);
 
 	ret = sxu_invoke(ibqp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_DESTROY,
 			  &in, sizeof(in), &out, sizeof(out));
@@ -276,6 +281,9 @@ SXU_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 	};
 	int ret;
 
+	if (sxu_foreign(qp->context))
+		return SXU_FORWARD(ibv_modify_qp, EOPNOTSUPP, qp, attr,
+				   attr_mask);
 	sxu_qp_attr_to_kern(&in.attr, attr, attr_mask);
 	ret = sxu_invoke(qp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_MODIFY,
 			  &in, sizeof(in), NULL, 0);
@@ -329,6 +337,10 @@ SXU_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	struct sxrc_query_qp_out out;
 	int ret;
 
+	if (sxu_foreign(ibqp->context))
+		return SXU_FORWARD(ibv_query_qp, EOPNOTSUPP, ibqp, attr,
+				   attr_mask, init_attr);
+
 	(void)attr_mask;	/* a hint: everything is returned */
 	ret = sxu_invoke(ibqp->context->cmd_fd, SXRC_OBJ_QP, SXRC_QP_QUERY,
 			  &in, sizeof(in), &out, sizeof(out));
@@ -363,11 +375,15 @@ static int sxu_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 SXU_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 				 uint16_t lid)
 {
+	if (sxu_foreign(qp->context))
+		return SXU_FORWARD(ibv_attach_mcast, EOPNOTSUPP, qp, gid, lid);
 	return sxu_mcast(qp, gid, lid, SXRC_QP_ATTACH_MCAST);
 }
 
 SXU_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 				 uint16_t lid)
 {
+	if (sxu_foreign(qp->context))
+		return SXU_FORWARD(ibv_detach_mcast, EOPNOTSUPP, qp, gid, lid);
 	return sxu_mcast(qp, gid, lid, SXRC_QP_DETACH_MCAST);
 }

@@ -114,6 +114,8 @@ SXU_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 	};
 	struct ibv_srq *srq;
 
+	if (pd && sxu_foreign(pd->context))
+		return SXU_FORWARD(ibv_create_srq, NULL, pd, attr);
 	if (!pd) {
 		errno = EINVAL;
 		return NULL;
@@ -134,6 +136,9 @@ SXU_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 		.srq_limit = attr->srq_limit,
 	};
 
+	if (sxu_foreign(srq->context))
+		return SXU_FORWARD(ibv_modify_srq, EOPNOTSUPP, srq, attr,
+				   attr_mask);
 	return sxu_invoke(srq->context->cmd_fd, SXRC_OBJ_SRQ,
 			   SXRC_SRQ_MODIFY, &in, sizeof(in), NULL, 0);
 }
@@ -142,6 +147,9 @@ SXU_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 {
 	struct sxrc_srq_attr in = { .handle = srq->handle }, out;
 	int ret;
+
+	if (sxu_foreign(srq->context))
+		return SXU_FORWARD(ibv_query_srq, EOPNOTSUPP, srq, attr);
 
 	ret = sxu_invoke(srq->context->cmd_fd, SXRC_OBJ_SRQ, SXRC_SRQ_QUERY,
 			  &in, sizeof(in), &out, sizeof(out));
@@ -160,6 +168,9 @@ SXU_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	struct sxrc_destroy_out out;
 	struct sxu_pd *pdom;
 	int ret;
+
+	if (sxu_foreign(ibsrq->context))
+		return SXU_FORWARD(ibv_destroy_srq, EOPNOTSUPP, ibsrq);
 
 	ret = sxu_invoke(ibsrq->context->cmd_fd, SXRC_OBJ_SRQ,
 			  SXRC_SRQ_DESTROY, &in, sizeof(in), &out, sizeof(out));

@@ -9,6 +9,7 @@
 #ifndef SXU_USER_H
 #define SXU_USER_H
 
+#include <errno.h>
 #include <infiniband/verbs.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -417,8 +418,11 @@ void sxu_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int sxu_read_sysfs(const char *dir, const char *file, char *buf,
 		    size_t size);
 void sxu_explain_limit(struct ibv_context *context, const char *type);
+/* rdma-core exports it without declaring it in a public header. */
+const char *ibv_get_sysfs_path(void);
 
 /* device.c */
+extern struct sxu_device sxu_device_slots[64];
 int sxu_query_port(struct ibv_context *context, uint8_t port_num,
 		    struct ibv_port_attr *attr, size_t attr_size);
 int sxu_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
@@ -426,5 +430,41 @@ int sxu_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 int sxu_query_device_ex(struct ibv_context *context,
 			 const struct ibv_query_device_ex_input *input,
 			 struct ibv_device_attr_ex *attr, size_t attr_size);
+
+/* sys.c: the system's rdma-core library, for the host's other devices */
+bool sxu_sys_loaded(void);
+bool sxu_sys_present(void);
+void *sxu_sys_lookup(const char *name, _Atomic(void *) *cache);
+struct ibv_device **sxu_sys_device_list(int *num);
+
+/*
+ * Is @dev one of softxrc's?  Every struct sxu_device lives in
+ * sxu_device_slots[]; any other device came from the system library.
+ */
+static inline bool sxu_device_is_ours(const struct ibv_device *dev)
+{
+	uintptr_t p = (uintptr_t)dev, base = (uintptr_t)sxu_device_slots;
+
+	return p - base < sizeof(sxu_device_slots);
+}
+
+/* Does @context, or the object it is the context of, belong to the system library? */
+static inline bool sxu_foreign(const struct ibv_context *context)
+{
+	return !sxu_device_is_ours(context->device);
+}
+
+/* The system library's function @name, typed as ours; NULL if none. */
+#define SXU_SYS(name) ({ \
+	static _Atomic(void *) sxu_sys_fn_; \
+	(__typeof__(&name))sxu_sys_lookup(#name, &sxu_sys_fn_); })
+
+/*
+ * Call the system library's function of the same name as the exported
+ * verb this is in; @fail (with errno EOPNOTSUPP) if it has none.
+ */
+#define SXU_FORWARD(name, fail, ...) ({ \
+	__typeof__(&name) sxu_fwd_ = SXU_SYS(name); \
+	sxu_fwd_ ? sxu_fwd_(__VA_ARGS__) : (errno = EOPNOTSUPP, (fail)); })
 
 #endif /* SXU_USER_H */

@@ -91,6 +91,9 @@ SXU_EXPORT int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
 	va_start(ap, fnfmt);
 	vsnprintf(file, sizeof(file), fnfmt, ap);
 	va_end(ap);
+	if (!sxu_device_is_ours(dev))
+		return SXU_FORWARD(ibv_read_ibdev_sysfs_file, -1, buf, size,
+				   dev, "%s", file);
 	return sxu_read_sysfs(dev->ibdev_path, file, buf, size);
 }
 
@@ -112,28 +115,34 @@ SXU_EXPORT const char *ibv_get_sysfs_path(void)
  * Memory pinned with FOLL_LONGTERM stays with the parent across fork() on
  * every kernel softxrc supports (pinned anonymous pages are copied for the
  * child at fork time), so no madvise(MADV_DONTFORK) dance is needed.
+ * Where the host has other RDMA devices (sys.c), their library decides
+ * for their memory: these are its answers, else softxrc's.
  */
 SXU_EXPORT int ibv_fork_init(void)
 {
+	if (sxu_sys_present())
+		return SXU_FORWARD(ibv_fork_init, 0);
 	return 0;
 }
 
 SXU_EXPORT enum ibv_fork_status ibv_is_fork_initialized(void)
 {
+	if (sxu_sys_present())
+		return SXU_FORWARD(ibv_is_fork_initialized, IBV_FORK_UNNEEDED);
 	return IBV_FORK_UNNEEDED;
 }
 
 SXU_EXPORT int ibv_dontfork_range(void *base, size_t size)
 {
-	(void)base;
-	(void)size;
+	if (sxu_sys_present())
+		return SXU_FORWARD(ibv_dontfork_range, 0, base, size);
 	return 0;
 }
 
 SXU_EXPORT int ibv_dofork_range(void *base, size_t size)
 {
-	(void)base;
-	(void)size;
+	if (sxu_sys_present())
+		return SXU_FORWARD(ibv_dofork_range, 0, base, size);
 	return 0;
 }
 

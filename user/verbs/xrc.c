@@ -126,8 +126,14 @@ static struct sxu_xrcd *to_sxu_legacy(struct ibv_xrc_domain *d)
 SXU_EXPORT struct ibv_xrc_domain *ibv_open_xrc_domain(struct ibv_context *context,
 						       int fd, int oflag)
 {
-	struct sxu_xrcd *x = sxu_xrcd_new(context, fd, oflag);
+	struct sxu_xrcd *x;
 
+	/* OFED 1.5's API is softxrc's alone. */
+	if (sxu_foreign(context)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	x = sxu_xrcd_new(context, fd, oflag);
 	return x ? &x->legacy : NULL;
 }
 
@@ -155,6 +161,10 @@ SXU_EXPORT struct ibv_srq *ibv_create_xrc_srq(struct ibv_pd *pd,
 
 	if (!pd) {
 		errno = EINVAL;
+		return NULL;
+	}
+	if (pd && sxu_foreign(pd->context)) {
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	srq = sxu_create_srq_ex(pd->context, &ex);

@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc selftest: softxrc beside the host's other RDMA devices.  In a
+ * guest with rdma_rxe's rxe0 on a veth and softxrc0, through the drop-in
+ * library: Debian's ibv_devices lists both, Debian's ibv_rc_pingpong
+ * runs on each, and one process opens both and moves data on each, the
+ * rxe half through the system's rdma-core library (user/verbs/sys.c).
+ * Skipped where rdma_rxe cannot be loaded (the debug kernel).
+ */
+#include <limits.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "sxrc_test.h"
+
+#define HD_IF		"sxhd0"
+#define HD_PEER		"sxhd1"
+#define HD_ADDR		"10.77.0.1"
+#define HD_RXE		"rxe0"
+#define HD_RXE_SYSFS	"/sys/class/infiniband/" HD_RXE
+
+/* The first GID of rxe0's port 1 that maps an IPv4 address, or -1. */
+static int hd_rxe_gid_index(void)
+{
+	char path[128], buf[64];
+
+	for (int i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), HD_RXE_SYSFS "/ports/1/gids/%d",
+			 i);
+		if (sxrc_read_str(path, buf, sizeof(buf)))
+			continue;
+		if (!strncmp(buf, "0000:0000:0000:0000:0000:ffff:", 30))
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * The modules this test loads and must unload again: rdma_rxe holds UDP
+ * port 4791 of the initial namespace while loaded (a softxrc link added
+ * by a later test would fail), and with ib_uverbs the drop-in library
+ * of every later test would load the system's.
+ */
+static const char *const hd_modules[] = { "rdma_rxe", "ib_uverbs" };
+
+static void hd_teardown(const bool *loaded);
+
+/*
+ * rdma_rxe's rxe0 on a veth, up, with an IPv4 GID: 0; 1 to skip; -1
+ * (what it made undone).
+ */
+static int hd_setup(struct __test_metadata *_metadata, int *gid_index,
+		    bool *loaded)
+{
+	char state[64] = "", path[64];
+
+	if (access(SXRC_DEV, F_OK))
+		return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(hd_modules); i++) {
+		snprintf(path, sizeof(path), "/sys/module/%s", hd_modules[i]);
+		loaded[i] = access(path, F_OK) != 0;
+	}
+	if (system("modprobe -a veth crc32_generic ib_uverbs rdma_rxe 2>/dev/null")) {
+		hd_teardown(loaded);	/* ib_uverbs may have loaded */
+		return 1;
+	}
+	if (system("rdma link del " HD_RXE " 2>/dev/null; "
+		   "ip link del " HD_IF " 2>/dev/null; ip link set lo up && "
+		   "ip link add " HD_IF " type veth peer name " HD_PEER " && "
+		   "ip link set " HD_IF " up && ip link set " HD_PEER " up && "
+		   "ip addr add " HD_ADDR "/24 dev " HD_IF " && "
+		   "rdma link add " HD_RXE " type rxe netdev " HD_IF)) {
+		TH_LOG("could not set up %s on %s", HD_RXE, HD_IF);
+		hd_teardown(loaded);
+		return -1;
+	}
+	for (int i = 0; i < 100; i++) {
+		sxrc_read_str(HD_RXE_SYSFS "/ports/1/state", state,
+			      sizeof(state));
+		*gid_index = hd_rxe_gid_index();
+		if (strstr(state, "ACTIVE") && *gid_index >= 0)
+			return 0;
+		usleep(100 * 1000);
+	}
+	TH_LOG("%s: port '%s', IPv4 GID %d", HD_RXE, state, *gid_index);
+	hd_teardown(loaded);
+	return -1;
+}
+
+static void hd_teardown(const bool *loaded)
+{
+	char cmd[128];
+
+	/* host_wide's configuration, whatever became of that test. */
+	if (!unlink("/etc/ld.so.conf.d/softxrc.conf") &&
+	    system("/sbin/ldconfig"))
+		fprintf(stderr, "ldconfig failed\n");
+	if (system("rdma link del " HD_RXE " 2>/dev/null; "
+		   "ip link del " HD_IF " 2>/dev/null"))
+		fprintf(stderr, "could not remove %s or %s\n", HD_RXE, HD_IF);
+	for (size_t i = 0; i < ARRAY_SIZE(hd_modules); i++) {
+		if (!loaded[i])
+			continue;
+		/* The device's last reference may take a moment to go. */
+		snprintf(cmd, sizeof(cmd),
+			 "for i in $(seq 50); do rmmod %s 2>/dev/null && exit 0; "
+			 "sleep 0.1; done; exit 1", hd_modules[i]);
+		if (system(cmd))
+			fprintf(stderr, "could not unload %s\n", hd_modules[i]);
+	}
+}
+
+FIXTURE(hostdev) {
+	int gid_index;
+	bool loaded[2];	/* hd_modules[] this test loaded */
+	bool skipped;	/* 6.1's harness runs the body after a SKIP() */
+};
+
+FIXTURE_SETUP(hostdev)
+{
+	int ret;
+
+	self->skipped = true;
+	ret = hd_setup(_metadata, &self->gid_index, self->loaded);
+	if (ret > 0)
+		SKIP(return, "softxrc or rdma_rxe is not there");
+	ASSERT_EQ(0, ret);
+	self->skipped = false;
+}
+
+FIXTURE_TEARDOWN(hostdev)
+{
+	hd_teardown(self->loaded);
+}
+
+/* The drop-in library's directory: build/lib beside this program's. */
+static const char *hd_libdir(void)
+{
+	static char dir[PATH_MAX];
+	char exe[PATH_MAX], up[PATH_MAX + 8];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return "build/lib";
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(up, sizeof(up), "%s/../lib", exe);
+	return realpath(up, dir) ? dir : "build/lib";
+}
+
+/* Debian's ibv_devices through the drop-in library lists both. */
+TEST_F_TIMEOUT(hostdev, devices, 60)
+{
+	char cmd[9000], *out = NULL;
+	int ret;
+
+	if (self->skipped)
+		return;
+	if (!sxrc_have("ibv_devices"))
+		SKIP(return, "ibv_devices is not installed");
+	snprintf(cmd, sizeof(cmd),
+		 "LD_LIBRARY_PATH=%s ibv_devices && "
+		 "LD_LIBRARY_PATH=%s ibv_devinfo -v -d " HD_RXE,
+		 hd_libdir(), hd_libdir());
+	ret = sxrc_run(cmd, 30, 1 << 16, &out);
+	if (ret || !out || !strstr(out, "softxrc0") || !strstr(out, HD_RXE) ||
+	    !strstr(out, "PORT_ACTIVE"))
+		sxrc_tail(out, 40);
+	EXPECT_EQ(0, ret);
+	ASSERT_NE(NULL, out);
+	EXPECT_NE(NULL, strstr(out, "softxrc0"));
+	EXPECT_NE(NULL, strstr(out, HD_RXE));
+	EXPECT_NE(NULL, strstr(out, "PORT_ACTIVE"));
+	free(out);
+
+	/* Without the system library: softxrc's devices alone, as before. */
+	snprintf(cmd, sizeof(cmd),
+		 "SOFTXRC_SYSTEM_VERBS=none LD_LIBRARY_PATH=%s ibv_devices",
+		 hd_libdir());
+	out = NULL;
+	ret = sxrc_run(cmd, 30, 1 << 16, &out);
+	EXPECT_EQ(0, ret);
+	ASSERT_NE(NULL, out);
+	EXPECT_NE(NULL, strstr(out, "softxrc0"));
+	EXPECT_EQ(NULL, strstr(out, HD_RXE));
+	free(out);
+}
+
+/*
+ * Server and client of Debian's @prog on @dev, both through the drop-in
+ * library of @libdir (NULL: the dynamic linker's own choice, as with the
+ * library installed host-wide): 0, or what failed (logged).
+ */
+static int hd_pair(const char *libdir, const char *prog, const char *dev,
+		   const char *args)
+{
+	static int port;
+	char cmd[9000], *out = NULL;
+	int ret;
+
+	if (!port)
+		port = 23000 + getpid() % 4000;
+	port++;
+	snprintf(cmd, sizeof(cmd),
+		 "%s%s%s"
+		 "%s -d %s %s -p %d >/tmp/sxhd-srv-%d.log 2>&1 & s=$!; "
+		 "sleep 1; %s -d %s %s -p %d 127.0.0.1 "
+		 ">/tmp/sxhd-cli-%d.log 2>&1; c=$?; wait $s; r=$?; "
+		 "[ $c = 0 ] && [ $r = 0 ] || { echo \"server exit $r, client exit $c\"; "
+		 "tail -n 30 /tmp/sxhd-srv-%d.log /tmp/sxhd-cli-%d.log; exit 1; }",
+		 libdir ? "export LD_LIBRARY_PATH=" : "unset LD_LIBRARY_PATH",
+		 libdir ? libdir : "", "; ",
+		 prog, dev, args, port, port, prog, dev, args, port, port,
+		 port, port);
+	ret = sxrc_run(cmd, 60, 1 << 16, &out);
+	if (ret)
+		sxrc_tail(out, 70);
+	free(out);
+	return ret;
+}
+
+/*
+ * Debian's ibv_rc_pingpong on rxe0, then on softxrc0, waiting on
+ * completion channels (-e): the channel calls are forwarded too.
+ */
+TEST_F_TIMEOUT(hostdev, rc_pingpong, 150)
+{
+	char args[64];
+
+	if (self->skipped)
+		return;
+	if (!sxrc_have("ibv_rc_pingpong"))
+		SKIP(return, "ibv_rc_pingpong is not installed");
+	snprintf(args, sizeof(args), "-e -g %d -n 20", self->gid_index);
+	EXPECT_EQ(0, hd_pair(hd_libdir(), "ibv_rc_pingpong", HD_RXE, args));
+	EXPECT_EQ(0, hd_pair(hd_libdir(), "ibv_rc_pingpong", "softxrc0",
+			     "-e -n 20"));
+}
+
+/* Debian's perftest on rxe0 through the drop-in. */
+TEST_F_TIMEOUT(hostdev, write_bw, 120)
+{
+	char args[64];
+
+	if (self->skipped)
+		return;
+	if (!sxrc_have("ib_write_bw"))
+		SKIP(return, "ib_write_bw is not installed");
+	snprintf(args, sizeof(args), "-x %d -n 100", self->gid_index);
+	EXPECT_EQ(0, hd_pair(hd_libdir(), "ib_write_bw", HD_RXE, args));
+}
+
+/*
+ * The library installed host-wide: the drop-in's directory in
+ * /etc/ld.so.conf.d (the guest's root is a throwaway overlay), no
+ * LD_LIBRARY_PATH.  Every program gets the drop-in, and still reaches
+ * rxe0.
+ */
+#define HD_LDSO_CONF	"/etc/ld.so.conf.d/softxrc.conf"
+
+TEST_F_TIMEOUT(hostdev, host_wide, 120)
+{
+	char *out = NULL, args[64];
+	FILE *f;
+	int ret;
+
+	if (self->skipped)
+		return;
+	if (!sxrc_have("ibv_rc_pingpong") || !sxrc_have("ibv_devices") ||
+	    access("/sbin/ldconfig", X_OK))
+		SKIP(return, "ibverbs-utils or ldconfig is not installed");
+	f = fopen(HD_LDSO_CONF, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "%s\n", hd_libdir());
+	ASSERT_EQ(0, fclose(f));
+	ASSERT_EQ(0, system("/sbin/ldconfig"));
+
+	ret = sxrc_run("unset LD_LIBRARY_PATH; ibv_devices", 30, 1 << 16,
+		       &out);
+	EXPECT_EQ(0, ret);
+	ASSERT_NE(NULL, out);
+	/* softxrc0 is listed only by the drop-in: it is the one loaded. */
+	EXPECT_NE(NULL, strstr(out, "softxrc0"));
+	EXPECT_NE(NULL, strstr(out, HD_RXE));
+	if (!strstr(out, "softxrc0") || !strstr(out, HD_RXE))
+		sxrc_tail(out, 20);
+	free(out);
+	snprintf(args, sizeof(args), "-g %d -n 20", self->gid_index);
+	EXPECT_EQ(0, hd_pair(NULL, "ibv_rc_pingpong", HD_RXE, args));
+
+	unlink(HD_LDSO_CONF);
+	EXPECT_EQ(0, system("/sbin/ldconfig"));
+}
+
+/*
+ * Two RC QPs of @ctx connected to each other (through the port's GID
+ * @gid_index, or its LID for -1), and one SEND of @len bytes from one to
+ * the other, the bytes checked: 0, or the step that failed.
+ */
+static int hd_loopback(struct ibv_context *ctx, int gid_index, size_t len,
+		       unsigned int seed)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_port_attr pa;
+	struct ibv_qp *qp[2] = { NULL, NULL };
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_recv_wr rwr, *bad_r;
+	struct ibv_sge ssge, rsge;
+	struct ibv_wc wc[2];
+	struct ibv_mr *mr = NULL;
+	struct ibv_cq *cq = NULL;
+	struct ibv_pd *pd;
+	union ibv_gid gid;
+	char *buf = NULL;
+	int step = 1, i;
+
+	pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		return step;
+	step++;
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	buf = calloc(2, len);
+	if (!cq || !buf)
+		goto out;
+	step++;
+	mr = ibv_reg_mr(pd, buf, 2 * len, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		goto out;
+	step++;
+	init.send_cq = init.recv_cq = cq;
+	qp[0] = ibv_create_qp(pd, &init);
+	qp[1] = ibv_create_qp(pd, &init);
+	if (!qp[0] || !qp[1])
+		goto out;
+	step++;
+	if (ibv_query_port(ctx, 1, &pa) ||
+	    (gid_index >= 0 && ibv_query_gid(ctx, 1, gid_index, &gid)))
+		goto out;
+	step++;
+	for (i = 0; i < 2; i++) {
+		struct ibv_qp_attr a = {
+			.qp_state = IBV_QPS_INIT, .pkey_index = 0,
+			.port_num = 1,
+			.qp_access_flags = IBV_ACCESS_LOCAL_WRITE,
+		};
+
+		if (ibv_modify_qp(qp[i], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+			goto out;
+		a = (struct ibv_qp_attr){
+			.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+			.dest_qp_num = qp[!i]->qp_num, .rq_psn = 0,
+			.max_dest_rd_atomic = 1, .min_rnr_timer = 12,
+			.ah_attr = { .dlid = pa.lid, .port_num = 1 },
+		};
+		if (gid_index >= 0) {
+			a.ah_attr.is_global = 1;
+			a.ah_attr.grh.dgid = gid;
+			a.ah_attr.grh.sgid_index = gid_index;
+			a.ah_attr.grh.hop_limit = 1;
+		}
+		if (ibv_modify_qp(qp[i], &a, IBV_QP_STATE | IBV_QP_AV |
+				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				  IBV_QP_MIN_RNR_TIMER))
+			goto out;
+		a = (struct ibv_qp_attr){
+			.qp_state = IBV_QPS_RTS, .timeout = 14,
+			.retry_cnt = 7, .rnr_retry = 7, .sq_psn = 0,
+			.max_rd_atomic = 1,
+		};
+		if (ibv_modify_qp(qp[i], &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+			goto out;
+	}
+	step++;
+	sxrc_fill(buf, len, seed);
+	rsge = (struct ibv_sge){ .addr = (uintptr_t)buf + len,
+				 .length = len, .lkey = mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 2, .sg_list = &rsge,
+				    .num_sge = 1 };
+	ssge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = len,
+				 .lkey = mr->lkey };
+	swr = (struct ibv_send_wr){ .wr_id = 1, .sg_list = &ssge,
+				    .num_sge = 1, .opcode = IBV_WR_SEND,
+				    .send_flags = IBV_SEND_SIGNALED };
+	if (ibv_post_recv(qp[1], &rwr, &bad_r) ||
+	    ibv_post_send(qp[0], &swr, &bad_s))
+		goto out;
+	step++;
+	if (sxrc_poll_n(cq, wc, 2, 10000) != 2)
+		goto out;
+	step++;
+	for (i = 0; i < 2; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS)
+			goto out;
+		if (wc[i].wr_id == 2 && wc[i].byte_len != len)
+			goto out;
+	}
+	step++;
+	if (!sxrc_filled(buf + len, len, seed))
+		goto out;
+	step = 0;
+out:
+	for (i = 0; i < 2; i++)
+		if (qp[i])
+			ibv_destroy_qp(qp[i]);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	free(buf);
+	return step;
+}
+
+#define HD_SEND_BYTES	SXRC_SYSFS "/counters/send_bytes"
+
+/*
+ * One process opens rxe0 and softxrc0 and moves data on each; softxrc's
+ * counters see softxrc0's bytes only.
+ */
+TEST_F_TIMEOUT(hostdev, one_process, 60)
+{
+	struct ibv_context *rxe = NULL, *sx = NULL;
+	struct ibv_device **list;
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+	long sent0, sent1;
+	int n, i;
+
+	if (self->skipped)
+		return;
+	list = ibv_get_device_list(&n);
+	ASSERT_NE(NULL, list);
+	ASSERT_LE(2, n);
+	/* softxrc's devices first: programs that take list[0] keep softxrc0. */
+	EXPECT_STREQ("softxrc0", ibv_get_device_name(list[0]));
+	for (i = 0; i < n; i++) {
+		const char *name = ibv_get_device_name(list[i]);
+
+		if (!strcmp(name, HD_RXE))
+			rxe = ibv_open_device(list[i]);
+		else if (!strcmp(name, "softxrc0"))
+			sx = ibv_open_device(list[i]);
+		if (!strcmp(name, HD_RXE))
+			EXPECT_NE(0, ibv_get_device_guid(list[i]));
+	}
+	/* rdma-core's rule: open devices outlive the list. */
+	ibv_free_device_list(list);
+	ASSERT_NE(NULL, rxe);
+	ASSERT_NE(NULL, sx);
+
+	/* Queries reach each device's own library. */
+	ASSERT_EQ(0, ibv_query_port(rxe, 1, &pa));
+	EXPECT_EQ(IBV_LINK_LAYER_ETHERNET, pa.link_layer);
+	ASSERT_EQ(0, ibv_query_device(rxe, &da));
+	EXPECT_EQ(0xffffff, da.vendor_id);	/* rdma_rxe's */
+	ASSERT_EQ(0, ibv_query_port(sx, 1, &pa));
+	EXPECT_EQ(IBV_LINK_LAYER_INFINIBAND, pa.link_layer);
+
+	sent0 = sxrc_read_long(HD_SEND_BYTES, 10);
+	ASSERT_LE(0, sent0);
+	EXPECT_EQ(0, hd_loopback(rxe, self->gid_index, 5000, 11));
+	sent1 = sxrc_read_long(HD_SEND_BYTES, 10);
+	EXPECT_EQ(sent0, sent1);	/* rxe's traffic is not softxrc's */
+	EXPECT_EQ(0, hd_loopback(sx, -1, 3000, 12));
+	EXPECT_EQ(sent1 + 3000, sxrc_read_long(HD_SEND_BYTES, 10));
+	/* Both again, interleaved in one process. */
+	EXPECT_EQ(0, hd_loopback(rxe, self->gid_index, 777, 13));
+	EXPECT_EQ(0, hd_loopback(sx, -1, 555, 14));
+	EXPECT_EQ(sent1 + 3555, sxrc_read_long(HD_SEND_BYTES, 10));
+
+	EXPECT_EQ(0, ibv_close_device(rxe));
+	EXPECT_EQ(0, ibv_close_device(sx));
+}
+
+TEST_HARNESS_MAIN
