@@ -456,9 +456,11 @@ static int sxrc_qp_check_attr(struct sxrc_dev *dev,
 		return -EINVAL;
 	if ((mask & SXRC_QP_PKEY_INDEX) && a->pkey_index >= SXRC_PKEY_TBL_LEN)
 		return -EINVAL;
-	if ((mask & SXRC_QP_ACCESS_FLAGS) &&
-	    (a->qp_access_flags & ~(SXRC_ACCESS_ALL & ~SXRC_ACCESS_ON_DEMAND)))
-		return -EINVAL;
+	/*
+	 * qp_access_flags: any bits.  Only the remote rights mean anything
+	 * for a QP; the rest (local write, ODP, relaxed ordering ...) are
+	 * kept and reported back, as ConnectX and rdma_rxe take them.
+	 */
 	if ((mask & SXRC_QP_PATH_MTU) &&
 	    (a->path_mtu < SXRC_MTU_MIN || a->path_mtu > SXRC_MTU_MAX))
 		return -EINVAL;

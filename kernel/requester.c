@@ -75,8 +75,12 @@ static u32 sxrc_exec_bind(struct sxrc_qp *qp, struct sxrc_scratch *s)
 	u32 status = SXRC_WC_MW_BIND_ERR;
 	struct sxrc_mw *mw;
 
+	/*
+	 * Local write is no window's to give, but programs ask for it with
+	 * the remote rights (ConnectX and rdma_rxe take it): ignored.
+	 */
 	if (w->num_sge || (w->send_flags & SXRC_SEND_INLINE) ||
-	    (w->swap & ~(u64)SXRC_ACCESS_MW_ALL) ||
+	    (w->swap & ~(u64)(SXRC_ACCESS_MW_ALL | SXRC_ACCESS_LOCAL_WRITE)) ||
 	    (w->imm_data >> 8) != (w->rkey >> 8))
 		return SXRC_WC_MW_BIND_ERR;
 	mw = sxrc_mw_lookup(dev, w->rkey);
@@ -116,7 +120,7 @@ static u32 sxrc_exec_bind(struct sxrc_qp *qp, struct sxrc_scratch *s)
 		}
 		mw->addr = w->remote_addr;
 		mw->length = w->compare_add;
-		mw->access = w->swap;
+		mw->access = w->swap & SXRC_ACCESS_MW_ALL;
 	}
 	mw->rkey = w->imm_data;
 	status = SXRC_WC_SUCCESS;

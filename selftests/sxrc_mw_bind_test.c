@@ -465,16 +465,79 @@ TEST_F(mw, bind_key_of_another_index)
 	EXPECT_EQ(IBV_WC_MW_BIND_ERR, run_wr(self->b, self->cqb, &wr, NULL));
 }
 
-/* Local rights are not a window's to give. */
-TEST_F(mw, bind_local_write_right)
+/*
+ * Local write is not a window's to give, but programs written for
+ * ConnectX ask for it with the remote rights, and it binds there (and on
+ * rdma_rxe): ignored, the window grants its remote rights only.  Then
+ * each way of invalidating works on it.  The target MR is registered
+ * LOCAL_WRITE | MW_BIND (the fixture's).
+ */
+TEST_F(mw, bind_local_write_right_is_ignored)
 {
+	const unsigned int acc = IBV_ACCESS_REMOTE_WRITE |
+				 IBV_ACCESS_LOCAL_WRITE;
 	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	struct ibv_send_wr inv = { .opcode = IBV_WR_LOCAL_INV };
+	struct ibv_sge rsge = {
+		.addr = tgt(self, 12288), .length = 64,
+		.lkey = self->tgt->lkey,
+	};
+	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND_WITH_INV };
+	struct ibv_wc wc;
+	uint32_t k;
 
 	ASSERT_NE(NULL, mw);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 4096,
-			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ,
-			NULL));
+	/* Bind, write through it, local invalidation. */
+	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
+					self->tgt, 0, 4096, acc, &k));
+	memset(self->buf + SRC, 0x61, 16);
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 16,
+				       tgt(self, 0), k));
+	EXPECT_EQ(0x61, self->buf[TGT]);
+	inv.invalidate_rkey = k;
+	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->b, self->cqb, &inv, NULL));
+
+	/* Remote invalidation. */
+	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
+					self->tgt, 0, 4096, acc, &k));
+	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
+	swr.invalidate_rkey = k;
+	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->a, self->cqa, &swr, NULL));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_NE(0, wc.wc_flags & IBV_WC_WITH_INV);
+	EXPECT_EQ(k, wc.invalidated_rkey);
+
+	/* Bound again, then deallocated bound: the key is dead. */
+	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
+					self->tgt, 0, 4096, acc, &k));
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma(self, IBV_WR_RDMA_WRITE, 0, 16, tgt(self, 0), k));
+}
+
+/* Type 1 through ibv_bind_mw, with the same rights. */
+TEST_F(mw, bind1_local_write_right_is_ignored)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
+	struct ibv_mw_bind b = { .wr_id = 3, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_wc wc;
+
+	ASSERT_NE(NULL, mw);
+	b.bind_info.mr = self->tgt;
+	b.bind_info.addr = tgt(self, 0);
+	b.bind_info.length = 4096;
+	b.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				      IBV_ACCESS_LOCAL_WRITE;
+	ASSERT_EQ(0, ibv_bind_mw(self->b, mw, &b));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 2000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	memset(self->buf + SRC, 0x62, 16);
+	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 16,
+				       tgt(self, 0), mw->rkey));
+	EXPECT_EQ(0x62, self->buf[TGT]);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
 }
 
 /* The window's key byte is checked too: a stale mw->rkey fails. */

@@ -598,6 +598,66 @@ TEST_F(mw, rereg_translation_lkey)
 	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, run_wr(self->a, self->cqa, &wr, NULL));
 }
 
+/*
+ * A new translation under a posted receive WQE, then a SEND to it: as
+ * on ConnectX, the receive completes with a local protection error and
+ * the sender with a remote operational error (not flushed: the first
+ * WQE that fails has the error status, only the ones after it are
+ * flushed).  Both QPs through RESET back to RTS: traffic again.
+ */
+TEST_F(mw, rereg_translation_under_posted_recv)
+{
+	struct ibv_mr *mr = ibv_reg_mr(self->pd, self->buf + TGT, 4096,
+				       RW_ALL);
+	struct ibv_sge rsge = { .length = 64 }, ssge = {
+		.addr = (uintptr_t)self->buf + SRC, .length = 16,
+		.lkey = self->src->lkey,
+	};
+	struct ibv_recv_wr rwr = { .wr_id = 5, .sg_list = &rsge, .num_sge = 1 },
+			   *rbad;
+	struct ibv_send_wr swr = {
+		.wr_id = 6, .opcode = IBV_WR_SEND, .sg_list = &ssge,
+		.num_sge = 1,
+	}, *sbad;
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc[2];
+
+	ASSERT_NE(NULL, mr);
+	rsge.addr = tgt(self, 0);
+	rsge.lkey = mr->lkey;
+	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+				  self->buf + TGT + 8192, 4096, 0));
+	/* A second SEND behind the first: flushed. */
+	ASSERT_EQ(0, ibv_post_send(self->a, &swr, &sbad));
+	swr.wr_id = 7;
+	ASSERT_EQ(0, ibv_post_send(self->a, &swr, &sbad));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, wc, 1, 2000));
+	EXPECT_EQ(5, wc[0].wr_id);
+	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc[0].status);
+	ASSERT_EQ(2, sxrc_poll_n(self->cqa, wc, 2, 2000));
+	EXPECT_EQ(6, wc[0].wr_id);
+	EXPECT_EQ(IBV_WC_REM_OP_ERR, wc[0].status)
+		TH_LOG("first: %s", ibv_wc_status_str(wc[0].status));
+	EXPECT_EQ(7, wc[1].wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[1].status);
+
+	/* Through RESET back to RTS, the receive in the new range. */
+	ASSERT_EQ(0, ibv_modify_qp(self->a, &reset, IBV_QP_STATE));
+	ASSERT_EQ(0, ibv_modify_qp(self->b, &reset, IBV_QP_STATE));
+	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num));
+	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num));
+	rsge.addr = tgt(self, 8192);
+	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
+	memset(self->buf + SRC, 0x44, 16);
+	swr.wr_id = 8;
+	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->a, self->cqa, &swr, NULL));
+	ASSERT_EQ(1, sxrc_poll_n(self->cqb, wc, 1, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+	EXPECT_EQ(16, wc[0].byte_len);
+	EXPECT_EQ(0x44, self->buf[TGT + 8192 + 15]);
+}
+
 /* Rights added, then taken away. */
 TEST_F(mw, rereg_access)
 {

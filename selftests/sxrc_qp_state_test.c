@@ -501,8 +501,6 @@ TEST_F(qp, attribute_values)
 		{ IBV_QPS_RESET, IBV_QPS_INIT, IBV_QP_PORT, 2, 1 },
 		{ IBV_QPS_RESET, IBV_QPS_INIT, IBV_QP_PORT, 0, 1 },
 		{ IBV_QPS_RESET, IBV_QPS_INIT, IBV_QP_PKEY_INDEX, 1, 0 },
-		{ IBV_QPS_RESET, IBV_QPS_INIT, IBV_QP_ACCESS_FLAGS, 1 << 20,
-		  0xf },
 		{ IBV_QPS_INIT, IBV_QPS_RTR, IBV_QP_PATH_MTU, 0, IBV_MTU_256 },
 		{ IBV_QPS_INIT, IBV_QPS_RTR, IBV_QP_PATH_MTU, 6, IBV_MTU_4096 },
 		{ IBV_QPS_INIT, IBV_QPS_RTR, IBV_QP_DEST_QPN, 1 << 24,
@@ -608,6 +606,44 @@ TEST_F(qp, cap_rate_limit_and_bad_av)
 	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, RTR_RC));
 	EXPECT_EQ(IBV_QPS_INIT, qp_state(qp));
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
+/*
+ * qp_access_flags takes every ibv_access_flags bit, as ConnectX and
+ * rdma_rxe do: programs pass the flags they registered their memory
+ * with (ODP included).  Each is kept and reported back.
+ */
+TEST_F(qp, access_flags_take_every_bit)
+{
+	static const unsigned int bits[] = {
+		IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_WRITE,
+		IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_ATOMIC,
+		IBV_ACCESS_MW_BIND, IBV_ACCESS_ZERO_BASED,
+		IBV_ACCESS_ON_DEMAND, IBV_ACCESS_HUGETLB,
+		IBV_ACCESS_RELAXED_ORDERING,
+		IBV_ACCESS_ON_DEMAND | IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC |
+			IBV_ACCESS_LOCAL_WRITE,
+	};
+	struct ibv_qp_init_attr qi;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bits); i++) {
+		struct ibv_qp *qp = make_qp(self, IBV_QPT_RC, NULL, NULL);
+		struct ibv_qp_attr a;
+
+		ASSERT_NE(NULL, qp);
+		fill_attr(self, &a);
+		a.qp_state = IBV_QPS_INIT;
+		a.qp_access_flags = bits[i];
+		EXPECT_EQ(0, ibv_modify_qp(qp, &a, fwd_mask(IBV_QPT_RC,
+							    IBV_QPS_INIT)))
+			TH_LOG("access 0x%x", bits[i]);
+		memset(&a, 0, sizeof(a));
+		ASSERT_EQ(0, ibv_query_qp(qp, &a, IBV_QP_ACCESS_FLAGS, &qi));
+		EXPECT_EQ(bits[i], a.qp_access_flags);
+		EXPECT_EQ(0, ibv_destroy_qp(qp));
+	}
 }
 
 /* ------------------------------------------------------------------

@@ -771,6 +771,136 @@ TEST_F_TIMEOUT(peer, no_receive, 120)
 	ws_send_fails(_metadata, &self->a, IBV_WC_RNR_RETRY_EXC_ERR, 60);
 }
 
+/* Post a receive of @len bytes at @buf of @mr on @e's QP. */
+static int ws_post_recv_at(struct ws_end *e, struct ibv_mr *mr, void *buf,
+			   uint32_t len, uint64_t id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf, .length = len, .lkey = mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(e->qp, &wr, &bad);
+}
+
+/*
+ * A new translation under b's posted receive WQE, then two SENDs from a
+ * over the wire: b's receive completes with a local protection error,
+ * a's first SEND with a remote operational error (the NAK's) and only
+ * the second flushed.  Both QPs through RESET back to RTS: traffic again.
+ */
+TEST_F_TIMEOUT(peer, rereg_under_posted_recv, 120)
+{
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct ws_end *a = &self->a, *b = &self->b;
+	struct ibv_wc wc[2];
+	int n = 0;
+
+	ASSERT_EQ(0, ws_post_recv_at(b, b->mr, b->mem, 256, 5));
+	ASSERT_EQ(0, ibv_rereg_mr(b->mr, IBV_REREG_MR_CHANGE_TRANSLATION,
+				  NULL, b->mem + 32768, 32768, 0));
+	ASSERT_EQ(0, ws_send(a, 1));
+	ASSERT_EQ(0, ws_send(a, 2));
+	ASSERT_EQ(1, sxrc_poll_n(b->cq, wc, 1, 30000));
+	EXPECT_EQ(5, wc[0].wr_id);
+	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc[0].status)
+		TH_LOG("receive: %s", ibv_wc_status_str(wc[0].status));
+	n = sxrc_poll_n(a->cq, wc, 2, 30000);
+	ASSERT_EQ(2, n);
+	EXPECT_EQ(1, wc[0].wr_id);
+	EXPECT_EQ(IBV_WC_REM_OP_ERR, wc[0].status)
+		TH_LOG("first SEND: %s", ibv_wc_status_str(wc[0].status));
+	EXPECT_EQ(2, wc[1].wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[1].status);
+
+	ASSERT_EQ(0, ibv_modify_qp(a->qp, &reset, IBV_QP_STATE));
+	ASSERT_EQ(0, ibv_modify_qp(b->qp, &reset, IBV_QP_STATE));
+	ASSERT_EQ(0, ws_connect(a, b, 12, 7, 2));
+	ASSERT_EQ(0, ws_connect(b, a, 12, 7, 2));
+	ASSERT_EQ(0, ws_post_recv_at(b, b->mr, b->mem + 32768, 256, 6));
+	ASSERT_EQ(0, ws_send(a, 3));
+	ASSERT_EQ(1, sxrc_poll_n(a->cq, wc, 1, 30000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+	ASSERT_EQ(1, sxrc_poll_n(b->cq, wc, 1, 30000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+	EXPECT_EQ(100, wc[0].byte_len);
+}
+
+/*
+ * A type 2 window bound with REMOTE_WRITE | LOCAL_WRITE (as programs
+ * written for ConnectX ask) on a region registered LOCAL_WRITE |
+ * MW_BIND: a WRITEs through it over the wire, then invalidates it with
+ * SEND_WITH_INV; the key is dead after.
+ */
+TEST_F_TIMEOUT(peer, window_local_write_right, 120)
+{
+	struct ws_end *a = &self->a, *b = &self->b;
+	struct ibv_mr *mr = ibv_reg_mr(b->pd, b->mem, 16384,
+				       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw = ibv_alloc_mw(b->pd, IBV_MW_TYPE_2);
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)a->mem, .length = 64, .lkey = a->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 7, .opcode = IBV_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+	uint32_t k;
+
+	ASSERT_NE(NULL, mr);
+	ASSERT_NE(NULL, mw);
+	k = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = k;
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)b->mem;
+	wr.bind_mw.bind_info.length = 4096;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+					       IBV_ACCESS_LOCAL_WRITE;
+	ASSERT_EQ(0, ibv_post_send(b->qp, &wr, &bad));
+	ASSERT_EQ(1, sxrc_poll_n(b->cq, &wc, 1, 5000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status)
+		TH_LOG("bind: %s", ibv_wc_status_str(wc.status));
+
+	memset(a->mem, 0x5c, 64);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 8;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = (uintptr_t)b->mem + 1000;
+	wr.wr.rdma.rkey = k;
+	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad));
+	ASSERT_EQ(1, sxrc_poll_n(a->cq, &wc, 1, 30000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status)
+		TH_LOG("write: %s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(0x5c, b->mem[1000 + 63]);
+
+	/* Invalidated by the peer: the receive says which key. */
+	ASSERT_EQ(0, ws_post_recv_at(b, mr, b->mem + 8192, 256, 9));
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 10;
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.invalidate_rkey = k;
+	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad));
+	ASSERT_EQ(1, sxrc_poll_n(a->cq, &wc, 1, 30000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status)
+		TH_LOG("send with invalidate: %s", ibv_wc_status_str(wc.status));
+	ASSERT_EQ(1, sxrc_poll_n(b->cq, &wc, 1, 30000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_NE(0, wc.wc_flags & IBV_WC_WITH_INV);
+	EXPECT_EQ(k, wc.invalidated_rkey);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+}
+
 /*
  * A packet that went out from the pages of its region outlives the
  * region: netem holds a's packets half a second while a's QP, region and
@@ -849,19 +979,6 @@ TEST_F_TIMEOUT(peer, pages_gone_in_flight, 120)
 		EXPECT_EQ(-1, ws_check(self->b.mem + i * WS_LENT_LEN,
 				       i * WS_LENT_LEN, WS_LENT_LEN, 77));
 	}
-}
-
-/* Post a receive of @len bytes at @buf of @mr on @e's QP. */
-static int ws_post_recv_at(struct ws_end *e, struct ibv_mr *mr, void *buf,
-			   uint32_t len, uint64_t id)
-{
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)buf, .length = len, .lkey = mr->lkey,
-	};
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 };
-	struct ibv_recv_wr *bad;
-
-	return ibv_post_recv(e->qp, &wr, &bad);
 }
 
 /* Post an @op of @len bytes from a's memory at @off, signaled. */

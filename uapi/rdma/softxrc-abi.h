@@ -1103,7 +1103,8 @@ struct sxrc_recv_wqe {
  * gather list: @rkey is the window's current rkey, @imm_data the rkey it
  * gets (the same index, bits 31:8; a new key byte, bits 7:0),
  * @remote_addr and @compare_add the start (in the MR's iova space) and
- * the length of the window, @swap its SXRC_ACCESS_MW_ALL rights, and
+ * the length of the window, @swap its SXRC_ACCESS_MW_ALL rights (and
+ * SXRC_ACCESS_LOCAL_WRITE, which is ignored), and
  * @remote_qpn the lkey of the MR it is bound to.  A type 1 window with
  * a length of 0 is unbound.  Any failure completes with
  * SXRC_WC_MW_BIND_ERR and leaves the window as it was.
@@ -1328,7 +1329,8 @@ struct sxrc_ah_attr {
  * @rq_psn: receive PSN
  * @sq_psn: send PSN
  * @dest_qp_num: the connected peer QP (RC, UC)
- * @qp_access_flags: SXRC_ACCESS_REMOTE_* the QP grants
+ * @qp_access_flags: SXRC_ACCESS_REMOTE_* the QP grants; other bits are
+ *	kept (and reported) but grant nothing
  * @cap: capacities (query only)
  * @ah_attr: primary path
  * @alt_ah_attr: alternate path
