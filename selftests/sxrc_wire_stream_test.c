@@ -29,6 +29,10 @@
  *   peer.qp_gone     the peer's QP was destroyed: the same
  *   peer.no_receive  the peer posts no receive: RNR_RETRY_EXC_ERR after
  *                    rnr_retry RNR NAKs
+ *   peer.rereg_under_posted_recv  a new translation under the peer's
+ *                    posted receive: REM_OP_ERR for the SEND, then flush
+ *   peer.window_local_write_right  a window bound with LOCAL_WRITE
+ *                    among its rights, written and invalidated remotely
  *   peer.odp_memory  requests and ACKs are handled in softirq; SENDs
  *                    and WRITEs into an ODP region, which softirq
  *                    leaves to the receive worker, land whole
