@@ -1143,6 +1143,10 @@ TEST_F_TIMEOUT(peer, ud_odp_memory, 120)
 
 	ASSERT_NE(NULL, ua);
 	ASSERT_NE(NULL, ub);
+	/* UD has no retries: a's way out loses nothing for this test. */
+	self->cut = true;
+	ASSERT_EQ(0, sxrc_sh("tc qdisc change dev " WS_IF_A
+			   " root netem delay 1ms"));
 	ah = ibv_create_ah(self->a.pd, &aa);
 	ASSERT_NE(NULL, ah);
 	mem = sxrc_map(blen, 0);
@@ -1176,7 +1180,6 @@ TEST_F_TIMEOUT(peer, ud_odp_memory, 120)
 		ASSERT_EQ(0, ibv_post_send(ua, &wr, &bad));
 		ASSERT_EQ(1, sxrc_poll_n(self->a.cq, wc, 1, 10000));
 		ASSERT_EQ(IBV_WC_SUCCESS, wc[0].status);
-		/* One at a time: a datagram lost on the veth is not ours. */
 		ASSERT_EQ(1, sxrc_poll_n(self->b.cq, wc, 1, 20000));
 		EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
 		EXPECT_EQ(i, wc[0].wr_id);
