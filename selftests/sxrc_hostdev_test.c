@@ -60,6 +60,9 @@ static int hd_setup(struct __test_metadata *_metadata, int *gid_index,
 		snprintf(path, sizeof(path), "/sys/module/%s", hd_modules[i]);
 		loaded[i] = access(path, F_OK) != 0;
 	}
+	/* Not on the debug kernel (uverbs built in, no rdma_rxe): skipped. */
+	if (system("modprobe -n rdma_rxe 2>/dev/null"))
+		return 1;
 	if (system("modprobe -a veth crc32_generic ib_uverbs rdma_rxe 2>/dev/null")) {
 		hd_teardown(loaded);	/* ib_uverbs may have loaded */
 		return 1;
@@ -96,10 +99,16 @@ static void hd_teardown(const bool *loaded)
 	    system("/sbin/ldconfig"))
 		fprintf(stderr, "ldconfig failed\n");
 	if (system("rdma link del " HD_RXE " 2>/dev/null; "
-		   "ip link del " HD_IF " 2>/dev/null"))
+		   "ip link del " HD_IF " 2>/dev/null; "
+		   "! ip link show " HD_IF " >/dev/null 2>&1"))
 		fprintf(stderr, "could not remove %s or %s\n", HD_RXE, HD_IF);
 	for (size_t i = 0; i < ARRAY_SIZE(hd_modules); i++) {
-		if (!loaded[i])
+		char path[64];
+
+		/* Only a module this test loaded and that is loaded. */
+		snprintf(path, sizeof(path), "/sys/module/%s/initstate",
+			 hd_modules[i]);
+		if (!loaded[i] || access(path, F_OK))
 			continue;
 		/* The device's last reference may take a moment to go. */
 		snprintf(cmd, sizeof(cmd),
