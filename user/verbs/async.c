@@ -69,25 +69,30 @@ SXU_EXPORT int ibv_get_async_event(struct ibv_context *context,
 /* Count the acknowledgement that the object's destroy waits for. */
 SXU_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 {
-	pthread_mutex_t *mutex;
-	pthread_cond_t *cond;
-	uint32_t *count;
-
 	struct ibv_context *context = NULL;
+	pthread_mutex_t *mutex = NULL;
+	pthread_cond_t *cond = NULL;
+	uint32_t *count = NULL;
 
 	/* OFED-style receive QP events name no object: nothing to count. */
 	if (event->event_type & IBV_XRC_QP_EVENT_FLAG)
 		return;
-	/* Another device's: its library counts (port events hold nothing). */
 	switch (event->event_type) {
 	case IBV_EVENT_CQ_ERR:
 		context = event->element.cq->context;
+		mutex = &event->element.cq->mutex;
+		cond = &event->element.cq->cond;
+		count = &event->element.cq->async_events_completed;
 		break;
 	case IBV_EVENT_SRQ_ERR:
 	case IBV_EVENT_SRQ_LIMIT_REACHED:
 		context = event->element.srq->context;
+		mutex = &event->element.srq->mutex;
+		cond = &event->element.srq->cond;
+		count = &event->element.srq->events_completed;
 		break;
 	case IBV_EVENT_WQ_FATAL:
+		/* softxrc has no WQs: only another device's come here. */
 		context = event->element.wq->context;
 		break;
 	case IBV_EVENT_QP_FATAL:
@@ -99,43 +104,21 @@ SXU_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 	case IBV_EVENT_PATH_MIG_ERR:
 	case IBV_EVENT_QP_LAST_WQE_REACHED:
 		context = event->element.qp->context;
-		break;
-	default:
-		break;
-	}
-	if (context && sxu_foreign(context)) {
-		SXU_FORWARD(ibv_ack_async_event, (void)0, event);
-		return;
-	}
-
-	switch (event->event_type) {
-	case IBV_EVENT_CQ_ERR:
-		mutex = &event->element.cq->mutex;
-		cond = &event->element.cq->cond;
-		count = &event->element.cq->async_events_completed;
-		break;
-	case IBV_EVENT_SRQ_ERR:
-	case IBV_EVENT_SRQ_LIMIT_REACHED:
-		mutex = &event->element.srq->mutex;
-		cond = &event->element.srq->cond;
-		count = &event->element.srq->events_completed;
-		break;
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-	case IBV_EVENT_COMM_EST:
-	case IBV_EVENT_SQ_DRAINED:
-	case IBV_EVENT_PATH_MIG:
-	case IBV_EVENT_PATH_MIG_ERR:
-	case IBV_EVENT_QP_LAST_WQE_REACHED:
 		mutex = &event->element.qp->mutex;
 		cond = &event->element.qp->cond;
 		count = &event->element.qp->events_completed;
 		break;
 	default:
 		/* Port and device events hold nothing. */
+		break;
+	}
+	/* Another device's: its library counts. */
+	if (context && sxu_foreign(context)) {
+		SXU_FORWARD(ibv_ack_async_event, (void)0, event);
 		return;
 	}
+	if (!count)
+		return;
 	pthread_mutex_lock(mutex);
 	(*count)++;
 	pthread_cond_signal(cond);
