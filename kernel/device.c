@@ -418,6 +418,11 @@ static struct dev_ext_attribute dev_attr_errors = {
 	(void *)SXRC_STAT_ERRORS
 };
 
+static struct dev_ext_attribute dev_attr_recv_shared = {
+	__ATTR(recv_shared, 0444, sxrc_counter_show, NULL),
+	(void *)SXRC_STAT_RECV_SHARED
+};
+
 /* counters/wire_*: a link's packet counters (enum sxrc_wire_stat). */
 static ssize_t sxrc_wire_counter_show(struct device *d,
 				      struct device_attribute *attr, char *buf)
@@ -459,6 +464,7 @@ static struct attribute *sxrc_counter_attrs[] = {
 	&dev_attr_rnr_retries.attr.attr,
 	&dev_attr_retries.attr.attr,
 	&dev_attr_errors.attr.attr,
+	&dev_attr_recv_shared.attr.attr,
 	NULL,
 };
 

@@ -116,6 +116,18 @@ static void *sxrc_nl_put_hdr(struct sk_buff *skb, struct netlink_callback *cb,
 	return hdr;
 }
 
+/* enum sxrc_stat to its netlink attribute (SXRC_NL_STAT_PAD is in between). */
+static const u16 sxrc_nl_stat_type[SXRC_NUM_STATS] = {
+	[SXRC_STAT_SEND_WQES] = SXRC_NL_STAT_SEND_WQES,
+	[SXRC_STAT_SEND_BYTES] = SXRC_NL_STAT_SEND_BYTES,
+	[SXRC_STAT_RECV_WQES] = SXRC_NL_STAT_RECV_WQES,
+	[SXRC_STAT_RECV_BYTES] = SXRC_NL_STAT_RECV_BYTES,
+	[SXRC_STAT_RNR_RETRIES] = SXRC_NL_STAT_RNR_RETRIES,
+	[SXRC_STAT_RETRIES] = SXRC_NL_STAT_RETRIES,
+	[SXRC_STAT_ERRORS] = SXRC_NL_STAT_ERRORS,
+	[SXRC_STAT_RECV_SHARED] = SXRC_NL_STAT_RECV_SHARED,
+};
+
 static int sxrc_nl_put_stats(struct sk_buff *skb, const u64 *stats)
 {
 	struct nlattr *nest;
@@ -125,8 +137,8 @@ static int sxrc_nl_put_stats(struct sk_buff *skb, const u64 *stats)
 	if (!nest)
 		return -EMSGSIZE;
 	for (i = 0; i < SXRC_NUM_STATS; i++)
-		if (nla_put_u64_64bit(skb, SXRC_NL_STAT_SEND_WQES + i,
-				      stats[i], SXRC_NL_STAT_PAD)) {
+		if (nla_put_u64_64bit(skb, sxrc_nl_stat_type[i], stats[i],
+				      SXRC_NL_STAT_PAD)) {
 			nla_nest_cancel(skb, nest);
 			return -EMSGSIZE;
 		}
@@ -287,6 +299,7 @@ static void sxrc_nl_read_obj(struct sxrc_obj *obj, struct sxrc_xrcd *xrcd,
 		break;
 	case SXRC_TYPE_SRQ:
 		o->srqn = to_sxrc_srq(obj)->srqn;
+		sxrc_nl_read_stats(&to_sxrc_srq(obj)->stats, o->stats);
 		break;
 	case SXRC_TYPE_XRCD:
 		o->inode = xrcd->inode ? xrcd->inode->i_ino : 0;
@@ -331,7 +344,8 @@ static int sxrc_nl_fill_obj(struct sk_buff *skb, struct netlink_callback *cb,
 		      sxrc_nl_put_stats(skb, o.stats);
 		break;
 	case SXRC_NL_RES_SRQ:
-		ret = nla_put_u32(skb, SXRC_NL_ATTR_SRQN, o.srqn);
+		ret = nla_put_u32(skb, SXRC_NL_ATTR_SRQN, o.srqn) ||
+		      sxrc_nl_put_stats(skb, o.stats);
 		break;
 	case SXRC_NL_RES_XRCD:
 		ret = nla_put_u64_64bit(skb, SXRC_NL_ATTR_INODE, o.inode,

@@ -172,6 +172,8 @@ fatal:
 void sxrc_recv_done(struct sxrc_qp *dest, struct sxrc_scratch *s,
 		    struct sxrc_cqe *rcqe, u32 byte_len)
 {
+	struct sxrc_srq *srq = sxrc_recv_srq(dest, s);
+
 	sxrc_sgl_release(&s->peer);
 	rcqe->wr_id = s->rwqe.wr_id;
 	rcqe->status = SXRC_WC_SUCCESS;
@@ -180,6 +182,15 @@ void sxrc_recv_done(struct sxrc_qp *dest, struct sxrc_scratch *s,
 	sxrc_cq_post(sxrc_recv_cq(dest, s), rcqe);
 	sxrc_count(dest, SXRC_STAT_RECV_WQES, 1);
 	sxrc_count(dest, SXRC_STAT_RECV_BYTES, byte_len);
+	if (!srq)
+		return;
+	atomic64_inc(&srq->stats.c[SXRC_STAT_RECV_WQES]);
+	atomic64_add(byte_len, &srq->stats.c[SXRC_STAT_RECV_BYTES]);
+	/* Contexts are compared, never followed: either may be closing. */
+	if (srq->obj.ctx != dest->obj.ctx) {
+		atomic64_inc(&srq->stats.c[SXRC_STAT_RECV_SHARED]);
+		sxrc_count(dest, SXRC_STAT_RECV_SHARED, 1);
+	}
 }
 
 /*

@@ -88,6 +88,8 @@ struct sxrc_type_info {
  * @SXRC_STAT_RNR_RETRIES: RNR NAKs waited out
  * @SXRC_STAT_RETRIES: lost messages (peer absent or not ready) waited out
  * @SXRC_STAT_ERRORS: transitions to the error state
+ * @SXRC_STAT_RECV_SHARED: receive WQEs of an XRC SRQ completed through an
+ *	XRC receive QP that another context created: the sharing XRC is for
  * @SXRC_NUM_STATS: how many
  */
 enum sxrc_stat {
@@ -98,6 +100,7 @@ enum sxrc_stat {
 	SXRC_STAT_RNR_RETRIES,
 	SXRC_STAT_RETRIES,
 	SXRC_STAT_ERRORS,
+	SXRC_STAT_RECV_SHARED,
 	SXRC_NUM_STATS,
 };
 
@@ -767,6 +770,7 @@ struct sxrc_srq {
 	struct sxrc_xrcd *xrcd;
 	struct sxrc_xrcd_open *xopen;
 	struct sxrc_cq *cq;
+	struct sxrc_stats stats;	/* receive counters only */
 	struct rcu_head rcu;
 };
 

@@ -279,6 +279,7 @@ static int rank_main(FIXTURE_DATA(xrc) *self, int r)
 
 TEST_F(xrc, mp_every_process_gets_its_messages)
 {
+	long shared = sxrc_sysfs_long("counters/recv_shared");
 	struct shared *sh = self->sh;
 	struct ibv_wc wc[RANKS * PER];
 	pid_t pid[RANKS];
@@ -314,6 +315,13 @@ TEST_F(xrc, mp_every_process_gets_its_messages)
 			TH_LOG("%s", ibv_wc_status_str(st));
 	}
 	EXPECT_TRUE(shm_wait(&sh->done, RANKS, WAIT_MS));
+	/*
+	 * Every rank but rank 0, the receive QP's creator, took its messages
+	 * into its SRQ through a QP another context created: counted as the
+	 * sharing XRC is for.
+	 */
+	EXPECT_EQ(shared + (RANKS - 1) * PER,
+		  sxrc_sysfs_long("counters/recv_shared"));
 	atomic_store(&sh->go, 1);
 	for (r = 0; r < RANKS; r++)
 		EXPECT_EQ(0, sxrc_wait_child(pid[r])) TH_LOG("rank %d", r);

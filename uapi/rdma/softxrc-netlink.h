@@ -186,7 +186,13 @@ enum sxrc_nl_attr {
  * @SXRC_NL_STAT_RETRIES: lost messages waited out
  * @SXRC_NL_STAT_ERRORS: transitions to the error state
  * @SXRC_NL_STAT_PAD: padding
+ * @SXRC_NL_STAT_RECV_SHARED: receive WQEs of an XRC SRQ completed through
+ *	an XRC receive QP another context created (an SRQ's; a QP's: such
+ *	WQEs it carried; a device's: all)
  * @__SXRC_NL_STAT_MAX: number of counters
+ *
+ * A device and a QP carry every counter; an SRQ the receive ones
+ * (RECV_WQES, RECV_BYTES, RECV_SHARED), the others zero.
  */
 enum sxrc_nl_stat {
 	SXRC_NL_STAT_UNSPEC,
@@ -198,6 +204,7 @@ enum sxrc_nl_stat {
 	SXRC_NL_STAT_RETRIES,
 	SXRC_NL_STAT_ERRORS,
 	SXRC_NL_STAT_PAD,
+	SXRC_NL_STAT_RECV_SHARED,
 	__SXRC_NL_STAT_MAX,
 };
 

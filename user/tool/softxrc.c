@@ -42,6 +42,7 @@ static const char *const stat_names[__SXRC_NL_STAT_MAX] = {
 	[SXRC_NL_STAT_RNR_RETRIES] = "rnr_retries",
 	[SXRC_NL_STAT_RETRIES] = "retries",
 	[SXRC_NL_STAT_ERRORS] = "errors",
+	[SXRC_NL_STAT_RECV_SHARED] = "recv_shared",
 };
 
 /* Plain u32/u64 attributes: their output name; 0 marks others. */
