@@ -9,13 +9,17 @@
 #   make bench           benchmarks against rdma_rxe and memcpy, in a guest,
 #                        then across two guests (tools/bench-wire)
 #   make check           install what is missing, build, run the selftests
-#                        on every installed Debian kernel
+#                        on every installed Debian kernel, then softxrc
+#                        against rdma_rxe across two guests (~10 minutes)
+#   make check-full      make check and the MPI, fabric and host-device
+#                        tests, MPICH ch4:ofi built once (cached), and
+#                        softxrc against softxrc across two guests (CI)
 #   make check-debug     the suite + 10^6-call fuzz + 1,000-round soak +
 #                        fault injection on a KASAN/lockdep/kmemleak kernel
-#                        built (once, cached) from linux-source-6.1
+#                        built (once, cached) from linux-source-6.1 (CI)
 #   make check-wire      two guests, Debian's programs across the link
 #                        (tools/check-wire; WIRE_PAIR=sx-rxe by default,
-#                        or rxe-rxe, sx-sx); not part of "make check" yet
+#                        or rxe-rxe, sx-sx)
 #   make install         module, library, headers, man pages (DESTDIR, PREFIX)
 #   make uninstall       the reverse
 #   make dkms-install    register the module with DKMS (rebuilt per kernel)
@@ -34,14 +38,14 @@ KSRCS  := $(wildcard $(TOP)/kernel/*.c $(TOP)/kernel/*.h) $(TOP)/Kbuild
 UAPI   := $(wildcard $(TOP)/uapi/rdma/*.h)
 LINUX_SOURCE ?= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 
-.PHONY: all module modules-all user selftests bench demo check check-debug \
-	check-wire checkpatch \
+.PHONY: all module modules-all user selftests bench demo check check-full \
+	check-debug check-wire checkpatch \
 	sparse clean help install uninstall dkms-install
 
 all: module user selftests
 
 help:
-	@sed -n '3,25p' $(TOP)/Makefile
+	@sed -n '3,/^$$/p' $(TOP)/Makefile | sed 's/^# \{0,1\}//'
 
 module: $(KOBJ)/softxrc.ko
 
@@ -87,6 +91,12 @@ check:
 	$(TOP)/tools/deps
 	$(MAKE) -C $(TOP) -j$(NPROC) modules-all user selftests
 	$(TOP)/tools/check
+
+check-full:
+	$(TOP)/tools/deps
+	$(TOP)/tools/mpich-ofi >/dev/null
+	$(MAKE) -C $(TOP) -j$(NPROC) modules-all user selftests
+	$(TOP)/tools/check --full
 
 check-debug:
 	$(TOP)/tools/deps
