@@ -92,9 +92,10 @@ check:
 	$(MAKE) -C $(TOP) -j$(NPROC) modules-all user selftests
 	$(TOP)/tools/check
 
+# A failed MPICH build fails its tests (SXRC_MPI_REQUIRE), not the run.
 check-full:
 	$(TOP)/tools/deps
-	$(TOP)/tools/mpich-ofi >/dev/null
+	-$(TOP)/tools/mpich-ofi >/dev/null
 	$(MAKE) -C $(TOP) -j$(NPROC) modules-all user selftests
 	$(TOP)/tools/check --full
 

@@ -5,6 +5,7 @@
 #include <linux/slab.h>
 
 #include "sxrc.h"
+#include "sxrc_methods.h"
 
 /*
  * An address vector is usable on @dev if it names port 1 and a

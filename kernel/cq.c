@@ -18,6 +18,7 @@
 #include <linux/uaccess.h>
 
 #include "sxrc.h"
+#include "sxrc_methods.h"
 #include "sxrc_trace.h"
 
 /* ------------------------------------------------------------------

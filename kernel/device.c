@@ -9,6 +9,7 @@
 #include <linux/string.h>
 
 #include "sxrc.h"
+#include "sxrc_methods.h"
 
 /* IBTA encodings used below. */
 #define SXRC_MTU_4096		5	/* IBV_MTU_4096 */

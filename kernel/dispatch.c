@@ -9,6 +9,7 @@
 #include <linux/uaccess.h>
 
 #include "sxrc.h"
+#include "sxrc_methods.h"
 
 /* Largest method input or output structure the dispatcher buffers. */
 #define SXRC_CALL_BUF		256
@@ -89,23 +90,7 @@ static_assert(SXRC_SIZE_OK(struct sxrc_open_qp_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_open_xrcd_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_xrc_qp_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_xrc_modify_in));
-/* Version 1 sizes of the structures that grew, still accepted. */
-static_assert(sizeof(struct sxrc_create_qp_in) == SXRC_CREATE_QP_IN_V1 + 8);
-static_assert(sizeof(struct sxrc_create_srq_in) ==
-	      SXRC_CREATE_SRQ_IN_V1 + 16);
-static_assert(sizeof(struct sxrc_ioctl_hdr) == 32);
-static_assert(sizeof(struct sxrc_ring_hdr) == SXRC_RING_HDR_SIZE);
-/* The poll word came out of padding: the indices did not move. */
-static_assert(offsetof(struct sxrc_ring_hdr, poll) == 8);
-static_assert(offsetof(struct sxrc_ring_hdr, cons) == 64);
-static_assert(sizeof(struct sxrc_cqe) == 48);
-static_assert(sizeof(struct sxrc_cqe_ts) == 64);
-static_assert(sizeof(struct sxrc_cq_ring_out) == SXRC_CQ_RING_OUT_V1 + 8);
-static_assert(sizeof(struct sxrc_send_wqe) == 72);
-static_assert(sizeof(struct sxrc_recv_wqe) == 16);
-static_assert(sizeof(struct sxrc_sge) == 16);
-static_assert(sizeof(struct sxrc_qp_attr) == 144);
-static_assert(sizeof(struct sxrc_async_event) == 24);
+/* The layout itself is checked in the uapi header, by every build. */
 
 static const struct sxrc_method sxrc_ctx_methods[] = {
 	[SXRC_CTX_QUERY] = SXRC_METHOD_OUT(sxrc_ctx_query,

@@ -6,6 +6,7 @@
 #include <linux/slab.h>
 
 #include "sxrc.h"
+#include "sxrc_methods.h"
 
 /* Remove an attachment; a group without members is gone.  Under mcast_lock. */
 static void sxrc_mcast_del(struct sxrc_dev *dev, struct sxrc_mcast *m)

@@ -28,6 +28,7 @@
 
 #include "compat.h"
 #include "engine.h"
+#include "sxrc_methods.h"
 #include "sxrc_trace.h"
 
 /* Page pointers fetched per pin_user_pages_fast() call. */

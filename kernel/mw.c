@@ -12,6 +12,7 @@
 #include <linux/slab.h>
 
 #include "sxrc.h"
+#include "sxrc_methods.h"
 
 /**
  * sxrc_mw_unbind_locked - unbind @mw, whose lock is held

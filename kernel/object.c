@@ -12,6 +12,7 @@
 #include <linux/module.h>
 
 #include "engine.h"
+#include "sxrc_methods.h"
 
 /*
  * Per-device limits.  Writable at run time (root): a new limit applies to

@@ -26,6 +26,7 @@
 #include <linux/slab.h>
 
 #include "sxrc.h"
+#include "sxrc_methods.h"
 
 /* Pages one hmm_range_fault() of a prefetch covers. */
 #define SXRC_ODP_BATCH		(PAGE_SIZE / sizeof(unsigned long))

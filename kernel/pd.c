@@ -9,6 +9,7 @@
 #include <linux/slab.h>
 
 #include "sxrc.h"
+#include "sxrc_methods.h"
 
 static void sxrc_pd_release(struct sxrc_obj *obj)
 {

@@ -9,6 +9,7 @@
 #include <linux/slab.h>
 
 #include "sxrc.h"
+#include "sxrc_methods.h"
 
 #define SXRC_QPN_MIN		2	/* 0 and 1 are the IBTA's SMI and GSI */
 #define SXRC_MTU_MIN		1	/* IBV_MTU_256 */

@@ -6,6 +6,7 @@
 #include <linux/slab.h>
 
 #include "sxrc.h"
+#include "sxrc_methods.h"
 
 static void sxrc_srq_destroy_obj(struct sxrc_obj *obj)
 {

@@ -95,7 +95,6 @@ enum sxrc_wire_op {
 
 #define SXRC_BTH_SE		0x80
 #define SXRC_BTH_ACKREQ		0x80000000U
-#define SXRC_PKEY_DEFAULT	0xffff
 
 /**
  * struct sxrc_pkt - one packet parsed (receive) or to build (send)

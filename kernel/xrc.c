@@ -16,6 +16,7 @@
 #include <linux/slab.h>
 
 #include "sxrc.h"
+#include "sxrc_methods.h"
 #include "sxrc_trace.h"
 
 #define SXRC_XRCD_OFLAGS	(SXRC_XRCD_O_CREAT | SXRC_XRCD_O_EXCL)

@@ -1697,4 +1697,32 @@ struct sxrc_async_event {
 	__aligned_u64 reserved;
 };
 
+/*
+ * The layout, checked by every build that includes this header (the
+ * module's and the library's): a structure that changed its size, or a
+ * field that moved, would break programs built against an older header.
+ */
+#ifdef __KERNEL__
+#include <linux/build_bug.h>
+#else
+#include <assert.h>
+#endif
+/* Version 1 sizes of the structures that grew, still accepted. */
+static_assert(sizeof(struct sxrc_create_qp_in) == SXRC_CREATE_QP_IN_V1 + 8, "softxrc ABI layout");
+static_assert(sizeof(struct sxrc_create_srq_in) ==
+	      SXRC_CREATE_SRQ_IN_V1 + 16, "softxrc ABI layout");
+static_assert(sizeof(struct sxrc_ioctl_hdr) == 32, "softxrc ABI layout");
+static_assert(sizeof(struct sxrc_ring_hdr) == SXRC_RING_HDR_SIZE, "softxrc ABI layout");
+/* The poll word came out of padding: the indices did not move. */
+static_assert(__builtin_offsetof(struct sxrc_ring_hdr, poll) == 8, "softxrc ABI layout");
+static_assert(__builtin_offsetof(struct sxrc_ring_hdr, cons) == 64, "softxrc ABI layout");
+static_assert(sizeof(struct sxrc_cqe) == 48, "softxrc ABI layout");
+static_assert(sizeof(struct sxrc_cqe_ts) == 64, "softxrc ABI layout");
+static_assert(sizeof(struct sxrc_cq_ring_out) == SXRC_CQ_RING_OUT_V1 + 8, "softxrc ABI layout");
+static_assert(sizeof(struct sxrc_send_wqe) == 72, "softxrc ABI layout");
+static_assert(sizeof(struct sxrc_recv_wqe) == 16, "softxrc ABI layout");
+static_assert(sizeof(struct sxrc_sge) == 16, "softxrc ABI layout");
+static_assert(sizeof(struct sxrc_qp_attr) == 144, "softxrc ABI layout");
+static_assert(sizeof(struct sxrc_async_event) == 24, "softxrc ABI layout");
+
 #endif /* _UAPI_RDMA_SOFTXRC_ABI_H */
