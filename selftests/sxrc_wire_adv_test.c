@@ -914,22 +914,7 @@ static int wa_big_read(struct __test_metadata *_metadata, WA_SELF *self,
 	p.saddr = WA_FAR;
 	if (wa_send_ok(self, &b->a, &p))
 		return -1;
-	t0 = sxrc_now_ms();
-	while (wf_counter("wire_tx_packets") < b->tx0 + 256)
-		if (sxrc_now_ms() - t0 > 10000 || usleep(1000))
-			return -1;
-	return 0;
-}
-
-/* Does counters/wire_tx_packets pass @n within @ms? */
-static bool wa_tx_grows(long n, int ms)
-{
-	double end = sxrc_now_ms() + ms;
-
-	while (wf_counter("wire_tx_packets") <= n)
-		if (sxrc_now_ms() > end || usleep(1000))
-			return false;
-	return true;
+	return wf_counter_reaches("wire_tx_packets", b->tx0 + 256, 10000) ? 0 : -1;
 }
 
 /*
@@ -964,7 +949,7 @@ TEST_F_TIMEOUT(adv, read_1g, 120)
 	 * kernel sends about a thousand a second).
 	 */
 	EXPECT_LT(tx1 + 16, tx);
-	EXPECT_TRUE(wa_tx_grows(tx + 16, 2000))
+	EXPECT_TRUE(wf_counter_reaches("wire_tx_packets", tx + 17, 2000))
 		TH_LOG("the READ was answered before the SENDs were done");
 	wa_close_and_del(_metadata, self);
 	munmap(big.mem, 1UL << 30);

@@ -412,6 +412,16 @@ long wf_counter(const char *name)
 	return sxrc_read_long(path, 0);
 }
 
+bool wf_counter_reaches(const char *name, long n, int ms)
+{
+	double end = sxrc_now_ms() + ms;
+
+	while (wf_counter(name) < n)
+		if (sxrc_now_ms() > end || usleep(1000))
+			return false;
+	return true;
+}
+
 long wf_rx(void)
 {
 	return wf_counter("wire_rx_packets");

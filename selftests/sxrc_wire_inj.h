@@ -200,6 +200,8 @@ void wf_net_down(void);
 
 /* A counter of the link (counters/@name), -1 if unreadable. */
 long wf_counter(const char *name);
+/* Does counter @name reach @n within @ms? */
+bool wf_counter_reaches(const char *name, long n, int ms);
 long wf_rx(void);
 long wf_dropped(void);
 /* An integer from the environment, @def when unset. */
