@@ -50,11 +50,9 @@ static const char * const sxrc_job_objects[] = {
 static long long field(const char *line, const char *name)
 {
 	char key[64];
-	const char *p;
 
 	snprintf(key, sizeof(key), " %s ", name);
-	p = strstr(line, key);
-	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+	return sxrc_num_after(line, key);
 }
 
 /* XRC domains alive on softxrc0 ("softxrc res show dev"), or -1. */
@@ -243,10 +241,7 @@ static long long dev_send_bytes(void)
 /* N of the job's "PASS (0 errors), N bytes point to point", or -1. */
 static long long job_moved(const char *out)
 {
-	static const char pass[] = "sxrc_mpi_check: PASS (0 errors), ";
-	const char *p = strstr(out, pass);
-
-	return p ? strtoll(p + strlen(pass), NULL, 10) : -1;
+	return sxrc_num_after(out, "sxrc_mpi_check: PASS (0 errors), ");
 }
 
 static bool mpi_built(const char *stack)

@@ -139,11 +139,9 @@ static bool json_obj(const char *out, int i, char *obj, size_t size)
 static long long json_num(const char *obj, const char *key)
 {
 	char pat[64];
-	const char *p;
 
 	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(obj, pat);
-	return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
+	return sxrc_num_after(obj, pat);
 }
 
 static bool json_is(const char *obj, const char *key, const char *val)

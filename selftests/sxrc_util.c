@@ -414,6 +414,13 @@ bool sxrc_have(const char *prog)
 	return access(path, X_OK) == 0;
 }
 
+long long sxrc_num_after(const char *s, const char *pat)
+{
+	const char *p = strstr(s, pat);
+
+	return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
+}
+
 void sxrc_tail(const char *s, int n)
 {
 	const char *p = s + strlen(s);

@@ -128,6 +128,8 @@ int sxrc_run(const char *cmd, int secs, size_t max, char **out);
 bool sxrc_have(const char *prog);
 /* Print the last @n lines of @s as TAP comments. */
 void sxrc_tail(const char *s, int n);
+/* The integer right after the first @pat in @s, or -1 (program output). */
+long long sxrc_num_after(const char *s, const char *pat);
 
 /* Every remote access; every access. */
 #define SXRC_IBV_REMOTE_ALL						\
