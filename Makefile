@@ -20,7 +20,8 @@
 #   make check-wire      two guests, Debian's programs across the link
 #                        (tools/check-wire; WIRE_PAIR=sx-rxe by default,
 #                        or rxe-rxe, sx-sx)
-#   make install         module, library, headers, man pages (DESTDIR, PREFIX)
+#   make install         module, library, headers, man pages (DESTDIR, PREFIX;
+#                        HOSTWIDE=1: the libraries for every program)
 #   make uninstall       the reverse
 #   make dkms-install    register the module with DKMS (rebuilt per kernel)
 #   make checkpatch      checkpatch.pl --strict over the kernel and uapi code
@@ -187,11 +188,20 @@ install: module user
 		$(DESTDIR)$(UDEVDIR)/90-softxrc.rules
 	install -m 0644 $(TOP)/README.md $(TOP)/Documentation/*.rst \
 		$(DESTDIR)$(DOCDIR)/
+ifneq ($(HOSTWIDE),)
+	install -D -m 0644 $(DESTDIR)$(DOCDIR)/softxrc.ld.so.conf \
+		$(DESTDIR)/etc/ld.so.conf.d/softxrc.conf
+	@if [ -z "$(DESTDIR)" ]; then ldconfig; fi
+endif
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
 
 uninstall:
 	rm -f $(DESTDIR)$(MODDIR)/softxrc.ko
 	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR)
+	if [ -f $(DESTDIR)/etc/ld.so.conf.d/softxrc.conf ]; then \
+		rm -f $(DESTDIR)/etc/ld.so.conf.d/softxrc.conf; \
+		[ -n "$(DESTDIR)" ] || ldconfig; \
+	fi
 	rm -f $(DESTDIR)$(INCLUDEDIR)/infiniband/softxrc_xrc.h \
 	      $(DESTDIR)$(INCLUDEDIR)/infiniband/softxrc.h \
 	      $(DESTDIR)$(INCLUDEDIR)/rdma/softxrc-abi.h \

@@ -2,11 +2,15 @@
 /*
  * softxrc selftest: softxrc beside the host's other RDMA devices.  In a
  * guest with rdma_rxe's rxe0 on a veth and softxrc0, through the drop-in
- * library: Debian's ibv_devices lists both, Debian's ibv_rc_pingpong
- * runs on each, and one process opens both and moves data on each, the
- * rxe half through the system's rdma-core library (user/verbs/sys.c).
- * Skipped where rdma_rxe cannot be loaded (the debug kernel).
+ * libraries: Debian's ibv_devices lists both; Debian's ibv_rc_pingpong,
+ * ib_write_bw and rping run on each, rping and ib_write_bw -R reaching
+ * rxe0 through the system's librdmacm (user/cm/sys.c) and softxrc0
+ * through softxrc's, by the address alone; one process opens both and
+ * moves data on each, the rxe half through the system's libibverbs
+ * (user/verbs/sys.c).  softxrc0's counters show which device carried
+ * what.  Skipped where rdma_rxe cannot be loaded (the debug kernel).
  */
+#include <rdma/rdma_cma.h>
 #include <limits.h>
 #include <sys/wait.h>
 
@@ -36,12 +40,16 @@ static int hd_rxe_gid_index(void)
 }
 
 /*
- * The modules this test loads and must unload again: rdma_rxe holds UDP
- * port 4791 of the initial namespace while loaded (a softxrc link added
- * by a later test would fail), and with ib_uverbs the drop-in library
- * of every later test would load the system's.
+ * The modules this test loads and must unload again, in that order:
+ * rdma_rxe holds UDP port 4791 of the initial namespace while loaded (a
+ * softxrc link added by a later test would fail), and with ib_uverbs and
+ * rdma_ucm the drop-in libraries of every later test would load the
+ * system's.
  */
-static const char *const hd_modules[] = { "rdma_rxe", "ib_uverbs" };
+static const char *const hd_modules[] = {
+	"rdma_ucm", "rdma_cm", "iw_cm", "ib_cm", "rdma_rxe", "ib_uverbs",
+};
+#define HD_NMODULES	ARRAY_SIZE(hd_modules)
 
 static void hd_teardown(const bool *loaded);
 
@@ -63,7 +71,7 @@ static int hd_setup(struct __test_metadata *_metadata, int *gid_index,
 	/* Not on the debug kernel (uverbs built in, no rdma_rxe): skipped. */
 	if (system("modprobe -n rdma_rxe 2>/dev/null"))
 		return 1;
-	if (system("modprobe -a veth crc32_generic ib_uverbs rdma_rxe 2>/dev/null")) {
+	if (system("modprobe -a veth crc32_generic ib_uverbs rdma_rxe rdma_ucm 2>/dev/null")) {
 		hd_teardown(loaded);	/* ib_uverbs may have loaded */
 		return 1;
 	}
@@ -121,7 +129,7 @@ static void hd_teardown(const bool *loaded)
 
 FIXTURE(hostdev) {
 	int gid_index;
-	bool loaded[2];	/* hd_modules[] this test loaded */
+	bool loaded[HD_NMODULES];	/* hd_modules[] this test loaded */
 	bool skipped;	/* 6.1's harness runs the body after a SKIP() */
 };
 
@@ -198,38 +206,77 @@ TEST_F_TIMEOUT(hostdev, devices, 60)
 	free(out);
 }
 
-/*
- * Server and client of Debian's @prog on @dev, both through the drop-in
- * library of @libdir (NULL: the dynamic linker's own choice, as with the
- * library installed host-wide): 0, or what failed (logged).
- */
-static int hd_pair(const char *libdir, const char *prog, const char *dev,
-		   const char *args)
+static int hd_next_port(void)
 {
 	static int port;
-	char cmd[9000], *out = NULL;
-	int ret;
 
 	if (!port)
 		port = 23000 + getpid() % 4000;
-	port++;
+	return ++port;
+}
+
+/*
+ * A server command and a client command (each given a port as "%d" if
+ * it takes one),
+ * both through the drop-in libraries of @libdir (NULL: the dynamic
+ * linker's own choice, as with the libraries installed host-wide): 0, or
+ * what failed (logged).
+ */
+static int hd_run_pair(const char *libdir, const char *srv, const char *cli)
+{
+	char cmd[9000], s[1024], c[1024], *out = NULL;
+	int port = hd_next_port(), ret;
+
+	snprintf(s, sizeof(s), srv, port);
+	snprintf(c, sizeof(c), cli, port);
 	snprintf(cmd, sizeof(cmd),
 		 "%s%s%s"
-		 "%s -d %s %s -p %d >/tmp/sxhd-srv-%d.log 2>&1 & s=$!; "
-		 "sleep 1; %s -d %s %s -p %d 127.0.0.1 "
-		 ">/tmp/sxhd-cli-%d.log 2>&1; c=$?; wait $s; r=$?; "
+		 "%s >/tmp/sxhd-srv-%d.log 2>&1 & s=$!; "
+		 "sleep 1; %s >/tmp/sxhd-cli-%d.log 2>&1; c=$?; wait $s; r=$?; "
 		 "[ $c = 0 ] && [ $r = 0 ] || { echo \"server exit $r, client exit $c\"; "
 		 "tail -n 30 /tmp/sxhd-srv-%d.log /tmp/sxhd-cli-%d.log; exit 1; }",
 		 libdir ? "export LD_LIBRARY_PATH=" : "unset LD_LIBRARY_PATH",
-		 libdir ? libdir : "", "; ",
-		 prog, dev, args, port, port, prog, dev, args, port, port,
-		 port, port);
+		 libdir ? libdir : "", "; ", s, port, c, port, port, port);
 	ret = sxrc_run(cmd, 60, 1 << 16, &out);
 	if (ret)
 		sxrc_tail(out, 70);
 	free(out);
 	return ret;
 }
+
+/* Server and client of Debian's @prog on @dev, the client to @addr. */
+static int hd_pair_to(const char *libdir, const char *prog, const char *dev,
+		      const char *args, const char *addr)
+{
+	char srv[512], cli[512];
+
+	snprintf(srv, sizeof(srv), "%s -d %s %s -p %%d", prog, dev, args);
+	snprintf(cli, sizeof(cli), "%s -d %s %s -p %%d %s", prog, dev, args,
+		 addr);
+	return hd_run_pair(libdir, srv, cli);
+}
+
+static int hd_pair(const char *libdir, const char *prog, const char *dev,
+		   const char *args)
+{
+	return hd_pair_to(libdir, prog, dev, args, "127.0.0.1");
+}
+
+/*
+ * Debian's rping, the server on @srv_addr, the client to @cli_addr, 20
+ * pings verified (-V): 0, or what failed (logged).
+ */
+static int hd_rping(const char *libdir, const char *srv_addr,
+		    const char *cli_addr)
+{
+	char srv[256], cli[256];
+
+	snprintf(srv, sizeof(srv), "rping -s -V -C 20 -a %s -p %%d", srv_addr);
+	snprintf(cli, sizeof(cli), "rping -c -V -C 20 -a %s -p %%d", cli_addr);
+	return hd_run_pair(libdir, srv, cli);
+}
+
+#define HD_SEND_BYTES	SXRC_SYSFS "/counters/send_bytes"
 
 /*
  * Debian's ibv_rc_pingpong on rxe0, then on softxrc0, waiting on
@@ -249,9 +296,13 @@ TEST_F_TIMEOUT(hostdev, rc_pingpong, 150)
 			     "-e -n 20"));
 }
 
-/* Debian's perftest on rxe0 through the drop-in. */
-TEST_F_TIMEOUT(hostdev, write_bw, 120)
+/*
+ * Debian's perftest on each through the drop-in, its own TCP exchange
+ * and (-R) rdma_cm: rxe0's by its address, softxrc0's by loopback.
+ */
+TEST_F_TIMEOUT(hostdev, write_bw, 240)
 {
+	long sent0;
 	char args[64];
 
 	if (self->skipped)
@@ -260,6 +311,66 @@ TEST_F_TIMEOUT(hostdev, write_bw, 120)
 		SKIP(return, "ib_write_bw is not installed");
 	snprintf(args, sizeof(args), "-x %d -n 100", self->gid_index);
 	EXPECT_EQ(0, hd_pair(hd_libdir(), "ib_write_bw", HD_RXE, args));
+	sent0 = sxrc_read_long(HD_SEND_BYTES, 10);
+	EXPECT_EQ(0, hd_pair_to(hd_libdir(), "ib_write_bw", HD_RXE,
+				"-R -n 100", HD_ADDR));
+	EXPECT_EQ(sent0, sxrc_read_long(HD_SEND_BYTES, 10));
+	EXPECT_EQ(0, hd_pair(hd_libdir(), "ib_write_bw", "softxrc0",
+			     "-n 100"));
+	sent0 = sxrc_read_long(HD_SEND_BYTES, 10);
+	EXPECT_EQ(0, hd_pair(hd_libdir(), "ib_write_bw", "softxrc0",
+			     "-R -n 100"));
+	/* 100 writes of perftest's 65,536 bytes each, through softxrc0. */
+	EXPECT_LE(sent0 + 100 * 65536, sxrc_read_long(HD_SEND_BYTES, 10));
+}
+
+/*
+ * Debian's rping through the drop-in: rxe0's address goes to the
+ * system's librdmacm, loopback to softxrc's, and a server on the
+ * wildcard address serves both.  softxrc0's counters grow with its own
+ * pings only.
+ */
+TEST_F_TIMEOUT(hostdev, rping, 240)
+{
+	long sent0, sent1;
+
+	if (self->skipped)
+		return;
+	if (!sxrc_have("rping"))
+		SKIP(return, "rping is not installed");
+	sent0 = sxrc_read_long(HD_SEND_BYTES, 10);
+	ASSERT_LE(0, sent0);
+	EXPECT_EQ(0, hd_rping(hd_libdir(), HD_ADDR, HD_ADDR));
+	EXPECT_EQ(0, hd_rping(hd_libdir(), "0.0.0.0", HD_ADDR));
+	sent1 = sxrc_read_long(HD_SEND_BYTES, 10);
+	EXPECT_EQ(sent0, sent1);	/* rxe0 carried those */
+	EXPECT_EQ(0, hd_rping(hd_libdir(), "127.0.0.1", "127.0.0.1"));
+	EXPECT_EQ(0, hd_rping(hd_libdir(), "0.0.0.0", "127.0.0.1"));
+	EXPECT_LT(sent1, sxrc_read_long(HD_SEND_BYTES, 10));
+}
+
+/*
+ * Debian's ucmatose (several connections on a wildcard listener, then
+ * each id moved to a new channel: -m) and udaddy (UD, SIDR, address
+ * handles) on rxe0, through the drop-in's proxies.
+ */
+TEST_F_TIMEOUT(hostdev, cmutils, 240)
+{
+	long sent0;
+
+	if (self->skipped)
+		return;
+	if (!sxrc_have("ucmatose") || !sxrc_have("udaddy"))
+		SKIP(return, "rdmacm-utils is not installed");
+	sent0 = sxrc_read_long(HD_SEND_BYTES, 10);
+	EXPECT_EQ(0, hd_run_pair(hd_libdir(), "ucmatose -p %d -c 4 -C 10",
+				 "ucmatose -s " HD_ADDR " -p %d -c 4 -C 10"));
+	EXPECT_EQ(0, hd_run_pair(hd_libdir(), "ucmatose -p %d -C 5 -m",
+				 "ucmatose -s " HD_ADDR " -p %d -C 5 -m"));
+	/* udaddy has no port option (-p is the port space): 7174. */
+	EXPECT_EQ(0, hd_run_pair(hd_libdir(), "udaddy -C 10",
+				 "udaddy -s " HD_ADDR " -C 10"));
+	EXPECT_EQ(sent0, sxrc_read_long(HD_SEND_BYTES, 10));
 }
 
 /*
@@ -299,6 +410,11 @@ TEST_F_TIMEOUT(hostdev, host_wide, 120)
 	free(out);
 	snprintf(args, sizeof(args), "-g %d -n 20", self->gid_index);
 	EXPECT_EQ(0, hd_pair(NULL, "ibv_rc_pingpong", HD_RXE, args));
+	if (sxrc_have("rping"))
+		EXPECT_EQ(0, hd_rping(NULL, HD_ADDR, HD_ADDR));
+	if (sxrc_have("ib_write_bw"))
+		EXPECT_EQ(0, hd_pair_to(NULL, "ib_write_bw", HD_RXE,
+					"-R -n 100", HD_ADDR));
 
 	unlink(HD_LDSO_CONF);
 	EXPECT_EQ(0, system("/sbin/ldconfig"));
@@ -431,8 +547,6 @@ out:
 	return step;
 }
 
-#define HD_SEND_BYTES	SXRC_SYSFS "/counters/send_bytes"
-
 /*
  * One process opens rxe0 and softxrc0 and moves data on each; softxrc's
  * counters see softxrc0's bytes only.
@@ -490,6 +604,54 @@ TEST_F_TIMEOUT(hostdev, one_process, 60)
 
 	EXPECT_EQ(0, ibv_close_device(rxe));
 	EXPECT_EQ(0, ibv_close_device(sx));
+}
+
+/*
+ * rdma_get_devices(), in a process of its own (librdmacm keeps its
+ * contexts open until the process ends, and rxe0 cannot go while they
+ * are): 0 when softxrc0 comes first and rxe0 after it, each usable, or
+ * the check that failed.
+ */
+static int hd_cm_devices(void)
+{
+	struct ibv_context **list;
+	struct ibv_device_attr da;
+	bool sx = false, rxe = false;
+	int n = -1;
+
+	list = rdma_get_devices(&n);
+	if (!list || n < 2)
+		return 1;
+	if (strcmp("softxrc0", ibv_get_device_name(list[0]->device)))
+		return 2;
+	for (int i = 0; i < n; i++) {
+		const char *name = ibv_get_device_name(list[i]->device);
+
+		sx |= !strcmp(name, "softxrc0");
+		rxe |= !strcmp(name, HD_RXE);
+		if (ibv_query_device(list[i], &da))
+			return 3;
+	}
+	if (list[n] || !sx || !rxe)
+		return 4;
+	rdma_free_devices(list);
+	return 0;
+}
+
+TEST_F_TIMEOUT(hostdev, cm_devices, 60)
+{
+	int status;
+	pid_t pid;
+
+	if (self->skipped)
+		return;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(hd_cm_devices());
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 TEST_HARNESS_MAIN

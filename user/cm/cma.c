@@ -40,7 +40,8 @@ struct ibv_context *sxcm_device(void)
 	list = ibv_get_device_list(&n);
 	if (!list)
 		return NULL;
-	if (n > 0)
+	/* softxrc's first; the host's other devices may follow. */
+	if (n > 0 && sxcm_device_ours(list[0]))
 		sxcm_dev.ctx = ibv_open_device(list[0]);
 	ibv_free_device_list(list);
 	if (!sxcm_dev.ctx)
@@ -110,6 +111,7 @@ void sxcm_id_free(struct sxcm_id *id)
 	struct sxcm_list *p;
 
 	sxcm_watch_del(&id->conn);
+	sxcm_sys_free_id(id);
 	if (id->bind_fd >= 0)
 		close(id->bind_fd);
 	sxcm_drop_events(id);
@@ -256,8 +258,13 @@ static int sxcm_bind(struct sxcm_id *s, const struct sockaddr *addr)
 	ret = sxcm_check_family(addr);
 	if (ret)
 		return ret;
+	if (s->state == SXCM_SYSTEM)
+		return SXCM_SYS_CALL(s, rdma_bind_addr, s->sys,
+				     (struct sockaddr *)addr);
 	if (s->state != SXCM_IDLE)
 		return -EINVAL;
+	if (sxcm_sys_owns(addr))
+		return sxcm_sys_bind(s, addr);
 	if (!sxcm_device())
 		return -ENODEV;
 	if (!sxcm_is_wildcard(addr) && !sxcm_is_local(addr))
@@ -294,7 +301,7 @@ static void sxcm_loopback(struct sockaddr *sa)
 }
 
 static int sxcm_resolve_addr(struct sxcm_id *s, struct sockaddr *src,
-			     struct sockaddr *dst)
+			     struct sockaddr *dst, int timeout_ms)
 {
 	struct sockaddr_storage d = { 0 }, a = { 0 };
 	struct sockaddr *srca = &s->id.route.addr.src_addr;
@@ -303,6 +310,14 @@ static int sxcm_resolve_addr(struct sxcm_id *s, struct sockaddr *src,
 	ret = sxcm_check_family(dst);
 	if (ret)
 		return ret;
+	if (s->state == SXCM_SYSTEM)
+		return SXCM_SYS_CALL(s, rdma_resolve_addr, s->sys, src, dst,
+				     timeout_ms);
+	/* Not bound to an address of ours yet: whose is the route? */
+	if ((s->state == SXCM_IDLE ||
+	     (s->state == SXCM_ADDR_BOUND && sxcm_is_wildcard(srca))) &&
+	    sxcm_sys_owns_route(src && src->sa_family ? src : NULL, dst))
+		return sxcm_sys_resolve_addr(s, src, dst, timeout_ms);
 	memcpy(&d, dst, sxcm_addr_len(dst));
 	if (sxcm_is_wildcard((struct sockaddr *)&d))
 		sxcm_loopback((struct sockaddr *)&d);
@@ -351,9 +366,8 @@ SXCM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_ad
 	struct sxcm_id *s = to_sxcm_id(id);
 	int ret;
 
-	(void)timeout_ms;
 	pthread_mutex_lock(&sxcm_lock);
-	ret = sxcm_resolve_addr(s, src_addr, dst_addr);
+	ret = sxcm_resolve_addr(s, src_addr, dst_addr, timeout_ms);
 	if (!ret)
 		ret = sxcm_complete(s);
 	pthread_mutex_unlock(&sxcm_lock);
@@ -365,9 +379,12 @@ SXCM_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	struct sxcm_id *s = to_sxcm_id(id);
 	int ret = 0;
 
-	(void)timeout_ms;
 	pthread_mutex_lock(&sxcm_lock);
-	if (s->state != SXCM_ADDR_RESOLVED) {
+	if (s->state == SXCM_SYSTEM) {
+		ret = SXCM_SYS_CALL(s, rdma_resolve_route, s->sys, timeout_ms);
+		if (!ret)
+			ret = sxcm_complete(s);
+	} else if (s->state != SXCM_ADDR_RESOLVED) {
 		ret = -EINVAL;
 	} else {
 		s->state = SXCM_ROUTE_RESOLVED;
@@ -385,14 +402,25 @@ SXCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	int ret = 0;
 
 	pthread_mutex_lock(&sxcm_lock);
+	if (s->state == SXCM_SYSTEM) {
+		ret = SXCM_SYS_CALL(s, rdma_listen, s->sys, backlog);
+		goto out;
+	}
 	if (s->state == SXCM_IDLE)
 		ret = sxcm_bind(s, (struct sockaddr *)&any);
 	else if (s->state != SXCM_ADDR_BOUND || s->bind_fd < 0)
 		ret = -EINVAL;
-	if (!ret)
+	/* The wildcard: on the host's other devices too, same port. */
+	if (!ret && sxcm_is_wildcard(&id->route.addr.src_addr))
+		ret = sxcm_sys_listen_too(s, backlog);
+	if (!ret) {
 		ret = sxcm_listen_socket(s, backlog);
+		if (ret)
+			sxcm_sys_free_id(s);
+	}
 	if (!ret)
 		s->state = SXCM_LISTEN;
+out:
 	pthread_mutex_unlock(&sxcm_lock);
 	return sxcm_errno(ret);
 }
@@ -403,6 +431,7 @@ SXCM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id,
 	struct sxcm_id *s = to_sxcm_id(id);
 	struct sxcm_channel *old, *c;
 	struct sxcm_list *p, *n;
+	int ret;
 
 	pthread_mutex_lock(&sxcm_lock);
 	if (s->sync && !channel) {
@@ -453,8 +482,10 @@ SXCM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id,
 	s->chan = c;
 	s->sync = !channel;
 	id->channel = &c->ch;
+	/* Its system half (proxy, wildcard listener) moves with it. */
+	ret = sxcm_sys_follow(s);
 	pthread_mutex_unlock(&sxcm_lock);
-	return 0;
+	return sxcm_errno(ret);
 }
 
 /* ------------------------------------------------------------ the rest */
@@ -470,49 +501,75 @@ SXCM_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 	if (level != RDMA_OPTION_ID)
 		return sxcm_errno(-EOPNOTSUPP);	/* RDMA_OPTION_IB_PATH */
 	pthread_mutex_lock(&sxcm_lock);
+	if (s->state == SXCM_SYSTEM) {
+		ret = SXCM_SYS_CALL(s, rdma_set_option, s->sys, level, optname,
+				    optval, optlen);
+		goto out;
+	}
 	switch (optname) {
 	case RDMA_OPTION_ID_TOS:
-		if (optlen != sizeof(uint8_t))
+		if (optlen != sizeof(uint8_t)) {
 			ret = -EINVAL;
-		else
+		} else {
 			s->tos = *(uint8_t *)optval;
+			s->opts_set |= SXCM_OPT_TOS;
+		}
 		break;
 	case RDMA_OPTION_ID_REUSEADDR:
 	case RDMA_OPTION_ID_AFONLY:
-		if (optlen != sizeof(int))
+		if (optlen != sizeof(int)) {
 			ret = -EINVAL;
-		else if (optname == RDMA_OPTION_ID_REUSEADDR)
+		} else if (optname == RDMA_OPTION_ID_REUSEADDR) {
 			s->reuseaddr = *(int *)optval;
-		else
+			s->opts_set |= SXCM_OPT_REUSEADDR;
+		} else {
 			s->afonly = *(int *)optval;
+			s->opts_set |= SXCM_OPT_AFONLY;
+		}
 		break;
 	case RDMA_OPTION_ID_ACK_TIMEOUT:
-		if (optlen != sizeof(uint8_t) || *(uint8_t *)optval > 31)
+		if (optlen != sizeof(uint8_t) || *(uint8_t *)optval > 31) {
 			ret = -EINVAL;
-		else
+		} else {
 			s->ack_timeout = *(uint8_t *)optval;
+			s->opts_set |= SXCM_OPT_ACK_TIMEOUT;
+		}
 		break;
 	default:
 		ret = -EOPNOTSUPP;
 		break;
 	}
+out:
 	pthread_mutex_unlock(&sxcm_lock);
 	return sxcm_errno(ret);
 }
 
+/*
+ * softxrc's device, then the system library's.  The list ends in NULL;
+ * the system library's own list, to be given back to it, hides after.
+ */
 SXCM_EXPORT struct ibv_context **rdma_get_devices(int *num_devices)
 {
-	struct ibv_context **list = calloc(2, sizeof(*list));
-	int n = 0;
+	struct ibv_context **list, **sys;
+	int n = 0, ns;
 
+	pthread_mutex_lock(&sxcm_lock);
+	sys = sxcm_sys_devices(&ns);
+	list = calloc(ns + 3, sizeof(*list));
+	if (list) {
+		if (sxcm_device())
+			list[n++] = sxcm_dev.ctx;
+		for (int i = 0; i < ns; i++)
+			list[n++] = sys[i];
+		list[n + 1] = (struct ibv_context *)sys;
+	} else {
+		sxcm_sys_free_devices(sys);
+	}
+	pthread_mutex_unlock(&sxcm_lock);
 	if (!list) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	pthread_mutex_lock(&sxcm_lock);
-	if (sxcm_device())
-		list[n++] = sxcm_dev.ctx;
-	pthread_mutex_unlock(&sxcm_lock);
 	if (num_devices)
 		*num_devices = n;
 	return list;
@@ -520,6 +577,15 @@ SXCM_EXPORT struct ibv_context **rdma_get_devices(int *num_devices)
 
 SXCM_EXPORT void rdma_free_devices(struct ibv_context **list)
 {
+	struct ibv_context **p = list;
+
+	if (!list)
+		return;
+	while (*p)
+		p++;
+	pthread_mutex_lock(&sxcm_lock);
+	sxcm_sys_free_devices((struct ibv_context **)p[1]);
+	pthread_mutex_unlock(&sxcm_lock);
 	free(list);
 }
 

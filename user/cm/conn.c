@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rdma/rdma_verbs.h>
+
 #include "sxcm.h"
 
 static int sxcm_check_param(const struct rdma_conn_param *p, uint8_t max_pdata)
@@ -38,6 +40,8 @@ static int sxcm_connect(struct sxcm_id *s, struct rdma_conn_param *p)
 
 	bool ud = s->id.qp_type == IBV_QPT_UD;
 
+	if (s->state == SXCM_SYSTEM)
+		return SXCM_SYS_CALL(s, rdma_connect, s->sys, p);
 	if (s->state != SXCM_ROUTE_RESOLVED)
 		return -EINVAL;
 	/* XRC: the send QP connects like RC; its peer is an XRC_RECV QP. */
@@ -123,6 +127,8 @@ static int sxcm_accept(struct sxcm_id *s, struct rdma_conn_param *p)
 
 	bool ud = s->id.qp_type == IBV_QPT_UD;
 
+	if (s->state == SXCM_SYSTEM)
+		return SXCM_SYS_CALL(s, rdma_accept, s->sys, p);
 	if (s->state != SXCM_REQ_RCVD)
 		return -EINVAL;
 	if (p) {
@@ -202,6 +208,10 @@ static int sxcm_reject(struct sxcm_id *s, const void *pdata, uint8_t len,
 {
 	struct sxcm_msg rej = { .reason = reason };
 
+	if (s->state == SXCM_SYSTEM && reason == SXCM_REJ_VENDOR)
+		return SXCM_SYS_CALL(s, rdma_reject_ece, s->sys, pdata, len);
+	if (s->state == SXCM_SYSTEM)
+		return SXCM_SYS_CALL(s, rdma_reject, s->sys, pdata, len);
 	if (len > SXCM_REJ_PDATA || (len && !pdata))
 		return -EINVAL;
 	if (s->state != SXCM_REQ_RCVD && s->state != SXCM_REP_RCVD)
@@ -243,7 +253,9 @@ SXCM_EXPORT int rdma_establish(struct rdma_cm_id *id)
 	int ret = -EINVAL;
 
 	pthread_mutex_lock(&sxcm_lock);
-	if (s->state == SXCM_REP_RCVD) {
+	if (s->state == SXCM_SYSTEM) {
+		ret = SXCM_SYS_CALL(s, rdma_establish, s->sys);
+	} else if (s->state == SXCM_REP_RCVD) {
 		ret = sxcm_send(s, &rtu, SXCM_RTU, NULL, 0);
 		if (!ret)
 			s->state = SXCM_ESTABLISHED;
@@ -254,9 +266,18 @@ SXCM_EXPORT int rdma_establish(struct rdma_cm_id *id)
 
 SXCM_EXPORT int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
 {
-	(void)event;
-	/* Nothing is lost here: the RTU always arrives. */
-	return id ? 0 : sxcm_errno(-EINVAL);
+	struct sxcm_id *s;
+	int ret = 0;
+
+	if (!id)
+		return sxcm_errno(-EINVAL);
+	s = to_sxcm_id(id);
+	pthread_mutex_lock(&sxcm_lock);
+	/* Ours lose nothing: the RTU always arrives. */
+	if (s->state == SXCM_SYSTEM)
+		ret = SXCM_SYS_CALL(s, rdma_notify, s->sys, event);
+	pthread_mutex_unlock(&sxcm_lock);
+	return sxcm_errno(ret);
 }
 
 SXCM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
@@ -266,6 +287,12 @@ SXCM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	int ret = 0;
 
 	pthread_mutex_lock(&sxcm_lock);
+	if (s->state == SXCM_SYSTEM) {
+		ret = SXCM_SYS_CALL(s, rdma_disconnect, s->sys);
+		if (!ret && id->qp_type != IBV_QPT_UD)
+			ret = sxcm_complete(s);
+		goto out;
+	}
 	switch (id->qp_type == IBV_QPT_UD ? SXCM_ERROR : s->state) {
 	case SXCM_ESTABLISHED:
 	case SXCM_REP_SENT:
@@ -295,6 +322,7 @@ SXCM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 		ret = -EINVAL;
 		break;
 	}
+out:
 	pthread_mutex_unlock(&sxcm_lock);
 	return sxcm_errno(ret);
 }
@@ -310,7 +338,8 @@ SXCM_EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **
 	if (!id)
 		return sxcm_errno(-EINVAL);
 	pthread_mutex_lock(&sxcm_lock);
-	if (!l->sync || l->state != SXCM_LISTEN) {
+	/* A proxy's requests come through the progress thread too. */
+	if (!l->sync || (l->state != SXCM_LISTEN && l->state != SXCM_SYSTEM)) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -409,10 +438,8 @@ SXCM_EXPORT void rdma_destroy_ep(struct rdma_cm_id *id)
 {
 	if (id->qp)
 		rdma_destroy_qp(id);
-	if (id->srq) {
-		ibv_destroy_srq(id->srq);
-		id->srq = NULL;
-	}
+	if (id->srq)
+		rdma_destroy_srq(id);
 	pthread_mutex_lock(&sxcm_lock);
 	sxcm_destroy_cqs(to_sxcm_id(id));
 	pthread_mutex_unlock(&sxcm_lock);

@@ -38,6 +38,7 @@ void sxcm_channel_free(struct sxcm_channel *c)
 		sxcm_list_del(&e->node);
 		free(e);
 	}
+	sxcm_sys_free_channel(c);
 	sxcm_list_del(&c->node);
 	close(c->ch.fd);
 	free(c);

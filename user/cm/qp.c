@@ -89,10 +89,16 @@ SXCM_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id,
 {
 	int ret;
 
+	struct sxcm_id *s = to_sxcm_id(id);
+
 	if (!qp_attr || !qp_attr_mask)
 		return sxcm_errno(-EINVAL);
 	pthread_mutex_lock(&sxcm_lock);
-	ret = sxcm_init_attr(to_sxcm_id(id), qp_attr, qp_attr_mask);
+	if (s->state == SXCM_SYSTEM)
+		ret = SXCM_SYS_CALL(s, rdma_init_qp_attr, s->sys, qp_attr,
+				    qp_attr_mask);
+	else
+		ret = sxcm_init_attr(s, qp_attr, qp_attr_mask);
 	pthread_mutex_unlock(&sxcm_lock);
 	return sxcm_errno(ret);
 }
@@ -190,6 +196,8 @@ int sxcm_create_qp(struct sxcm_id *s, struct ibv_qp_init_attr_ex *attr)
 	struct ibv_qp *qp;
 	int ret;
 
+	if (s->state == SXCM_SYSTEM)
+		return SXCM_SYS_CALL(s, rdma_create_qp_ex, s->sys, attr);
 	if (!s->id.verbs || s->id.qp)
 		return -EINVAL;
 	if (!(a.comp_mask & IBV_QP_INIT_ATTR_PD) || !a.pd) {
@@ -268,7 +276,15 @@ SXCM_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 
 SXCM_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
 {
+	struct sxcm_id *s = to_sxcm_id(id);
+
 	pthread_mutex_lock(&sxcm_lock);
+	if (s->state == SXCM_SYSTEM) {
+		SXCM_SYS(rdma_destroy_qp)(s->sys);
+		sxcm_sys_mirror(s);
+		pthread_mutex_unlock(&sxcm_lock);
+		return;
+	}
 	if (id->qp)
 		ibv_destroy_qp(id->qp);
 	id->qp = NULL;
@@ -282,11 +298,20 @@ SXCM_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id,
 				   struct ibv_srq_init_attr_ex *attr)
 {
 	struct ibv_srq_init_attr a = { 0 };
+	struct sxcm_id *s = to_sxcm_id(id);
 	struct ibv_pd *pd;
 	struct ibv_srq *srq;
+	int ret;
 
 	if (!attr)
 		return sxcm_errno(-EINVAL);
+	pthread_mutex_lock(&sxcm_lock);
+	if (s->state == SXCM_SYSTEM) {
+		ret = SXCM_SYS_CALL(s, rdma_create_srq_ex, s->sys, attr);
+		pthread_mutex_unlock(&sxcm_lock);
+		return sxcm_errno(ret);
+	}
+	pthread_mutex_unlock(&sxcm_lock);
 	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
 	    attr->srq_type != IBV_SRQT_BASIC)
 		return sxcm_errno(-EOPNOTSUPP);
@@ -327,6 +352,16 @@ SXCM_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 
 SXCM_EXPORT void rdma_destroy_srq(struct rdma_cm_id *id)
 {
+	struct sxcm_id *s = to_sxcm_id(id);
+
+	pthread_mutex_lock(&sxcm_lock);
+	if (s->state == SXCM_SYSTEM) {
+		SXCM_SYS(rdma_destroy_srq)(s->sys);
+		sxcm_sys_mirror(s);
+		pthread_mutex_unlock(&sxcm_lock);
+		return;
+	}
+	pthread_mutex_unlock(&sxcm_lock);
 	if (id->srq)
 		ibv_destroy_srq(id->srq);
 	id->srq = NULL;

@@ -11,16 +11,22 @@
  * themselves are connected with ordinary ibv_modify_qp() calls, and the
  * kernel checks them as it checks any other.
  *
+ * An id whose address belongs to one of the host's other RDMA devices
+ * is a proxy for an id of the system's librdmacm (sys.c).
+ *
  * Locking: one mutex, sxcm_lock, protects every id, channel, event and
- * the watch list; sxcm_cond is broadcast whenever an event is queued or
+ * the watch list, and is held across every call into the system's
+ * librdmacm; sxcm_cond is broadcast whenever an event is queued or
  * acknowledged.  A progress thread (wire.c) waits in epoll_wait() with
- * the lock dropped and handles socket activity under it, so that a
- * channel's fd is readable exactly when an event is queued.
+ * the lock dropped and handles socket and system channel activity under
+ * it, so that a channel's fd is readable exactly when an event is queued.
  */
 #ifndef SXCM_H
 #define SXCM_H
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <netinet/in.h>
@@ -131,11 +137,17 @@ struct sxcm_msg {
 
 /* ------------------------------------------------------------- objects */
 
-/* A socket the progress thread watches; token identifies it in epoll. */
+enum sxcm_watch_kind {
+	SXCM_WATCH_CONN,	/* an id's connection or listening socket */
+	SXCM_WATCH_SYS,		/* a channel's twin in the system library */
+};
+
+/* An fd the progress thread watches; token identifies it in epoll. */
 struct sxcm_watch {
 	struct sxcm_list node;
 	uint64_t token;
 	int fd;
+	enum sxcm_watch_kind kind;
 };
 
 struct sxcm_channel {
@@ -143,6 +155,9 @@ struct sxcm_channel {
 	struct sxcm_list node;		/* all channels */
 	struct sxcm_list events;	/* queued, not yet retrieved */
 	bool private_ch;		/* a synchronous id's own */
+	/* The system library's channel for this one's proxied ids, or NULL. */
+	struct rdma_event_channel *sys_ch;
+	struct sxcm_watch sys_watch;	/* a dup of sys_ch->fd */
 };
 
 enum sxcm_state {
@@ -161,7 +176,14 @@ enum sxcm_state {
 	SXCM_DISCONNECTED,
 	SXCM_REJECTED,
 	SXCM_ERROR,
+	SXCM_SYSTEM,		/* a proxy: everything goes to id->sys */
 };
+
+/* rdma_set_option()s given before an id knew its device (replayed). */
+#define SXCM_OPT_TOS		(1u << 0)
+#define SXCM_OPT_REUSEADDR	(1u << 1)
+#define SXCM_OPT_AFONLY		(1u << 2)
+#define SXCM_OPT_ACK_TIMEOUT	(1u << 3)
 
 struct sxcm_id {
 	struct rdma_cm_id id;		/* first: what the application sees */
@@ -189,6 +211,12 @@ struct sxcm_id {
 	struct ibv_qp_init_attr *ep_attr;	/* passive endpoint's QP attrs */
 	struct ibv_pd *ep_pd;
 	struct ibv_sa_path_rec path;
+	unsigned int opts_set;		/* SXCM_OPT_* */
+	/*
+	 * The system library's id: all of a proxy (SXCM_SYSTEM), or a
+	 * wildcard listener's other half (SXCM_LISTEN).
+	 */
+	struct rdma_cm_id *sys;
 };
 
 struct sxcm_event {
@@ -254,6 +282,42 @@ int sxcm_create_qp(struct sxcm_id *id, struct ibv_qp_init_attr_ex *attr);
 void sxcm_destroy_cqs(struct sxcm_id *id);
 int sxcm_qp_connect(struct sxcm_id *id);
 void sxcm_qp_error(struct sxcm_id *id);
+
+/* sys.c: ids on the host's other RDMA devices, by the system library */
+bool sxcm_sys_usable(void);
+bool sxcm_device_ours(struct ibv_device *dev);
+bool sxcm_sys_owns(const struct sockaddr *sa);
+bool sxcm_sys_owns_route(const struct sockaddr *src,
+			 const struct sockaddr *dst);
+int sxcm_sys_bind(struct sxcm_id *s, const struct sockaddr *addr);
+int sxcm_sys_resolve_addr(struct sxcm_id *s, struct sockaddr *src,
+			  struct sockaddr *dst, int timeout_ms);
+int sxcm_sys_listen_too(struct sxcm_id *s, int backlog);
+int sxcm_sys_follow(struct sxcm_id *s);
+void sxcm_sys_mirror(struct sxcm_id *s);
+void sxcm_sys_free_id(struct sxcm_id *s);
+void sxcm_sys_free_channel(struct sxcm_channel *c);
+void sxcm_sys_pump(struct sxcm_channel *c);
+struct ibv_context **sxcm_sys_devices(int *num);
+void sxcm_sys_free_devices(struct ibv_context **list);
+void *sxcm_sys_fn(const char *name, _Atomic(void *) *cache);
+
+/* The system library's function @name, typed as ours; NULL if none. */
+#define SXCM_SYS(name) ({ \
+	static _Atomic(void *) sxcm_sys_fn_; \
+	(__typeof__(&name))sxcm_sys_fn(#name, &sxcm_sys_fn_); })
+
+/*
+ * Call the system library's @name on proxy @s (whose id->sys is among
+ * the arguments), then copy what the call changed: 0 or -errno.
+ */
+#define SXCM_SYS_CALL(s, name, ...) ({ \
+	__typeof__(&name) sxcm_fn_ = SXCM_SYS(name); \
+	int sxcm_r_ = -EOPNOTSUPP; \
+	if (sxcm_fn_) \
+		sxcm_r_ = sxcm_fn_(__VA_ARGS__) ? (errno ? -errno : -EIO) : 0; \
+	sxcm_sys_mirror(s); \
+	sxcm_r_; })
 
 /* wire.c: rendezvous sockets, messages, the progress thread */
 int sxcm_watch_add(struct sxcm_watch *w, int fd);

@@ -2,7 +2,8 @@
 /*
  * softxrc connection manager: what librdmacm exports and softxrc does
  * not do.  Each fails with EOPNOTSUPP, so that programs load and learn
- * it at run time.
+ * it at run time.  (Multicast and ECE, which only the host's other
+ * devices do, are in sys.c.)
  *
  * rsockets: no rsocket can exist here, so every descriptor a program
  * passes is an ordinary one.  rpoll() and rselect() therefore are poll()
@@ -18,39 +19,6 @@
 #include "sxcm.h"
 
 #define NOTSUP(ret)	do { errno = EOPNOTSUPP; return ret; } while (0)
-
-SXCM_EXPORT int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
-				    void *context)
-{
-	(void)id; (void)addr; (void)context;
-	NOTSUP(-1);
-}
-
-SXCM_EXPORT int rdma_join_multicast_ex(struct rdma_cm_id *id,
-				       struct rdma_cm_join_mc_attr_ex *mc_join_attr,
-				       void *context)
-{
-	(void)id; (void)mc_join_attr; (void)context;
-	NOTSUP(-1);
-}
-
-SXCM_EXPORT int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
-{
-	(void)id; (void)addr;
-	NOTSUP(-1);
-}
-
-SXCM_EXPORT int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
-{
-	(void)id; (void)ece;
-	NOTSUP(-1);
-}
-
-SXCM_EXPORT int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
-{
-	(void)id; (void)ece;
-	NOTSUP(-1);
-}
 
 SXCM_EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 {

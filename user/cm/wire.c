@@ -645,6 +645,11 @@ static void *sxcm_progress(void *arg)
 			w = sxcm_watch_find(evs[i].data.u64);
 			if (!w)
 				continue;
+			if (w->kind == SXCM_WATCH_SYS) {
+				sxcm_sys_pump(sxcm_container_of(w,
+						struct sxcm_channel, sys_watch));
+				continue;
+			}
 			id = sxcm_container_of(w, struct sxcm_id, conn);
 			if (id->state == SXCM_LISTEN)
 				sxcm_accept(id);

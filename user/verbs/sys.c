@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "sxu.h"
+#include "softxrc-private.h"
 
 #ifndef SXU_MULTIARCH
 #define SXU_MULTIARCH "x86_64-linux-gnu"
@@ -125,4 +126,23 @@ struct ibv_device **sxu_sys_device_list(int *num)
 	if (!list || *num < 0)
 		*num = 0;
 	return list;
+}
+
+SXU_EXPORT bool softxrc_device_is_ours(const struct ibv_device *dev)
+{
+	return sxu_device_is_ours(dev);
+}
+
+SXU_EXPORT void *softxrc_sys_dlopen(const char *path)
+{
+	Lmid_t lmid;
+	void *h;
+
+	if (!sxu_sys_present() ||
+	    dlinfo(sxu_sys_handle, RTLD_DI_LMID, &lmid))
+		return NULL;
+	h = dlmopen(lmid, path, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		sxu_log("cannot load %s: %s\n", path, dlerror());
+	return h;
 }
