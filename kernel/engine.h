@@ -306,18 +306,24 @@ enum sxrc_resp sxrc_resp_datagram(struct sxrc_qp *dest,
  * @deliver: carry @m to the QP it is for and return what became of it
  *	(enum sxrc_outcome, with @res).  The local path (local.c) finds
  *	that QP on this host and runs the responder right there, copying
- *	between the two processes' pages; a wire path would send packets
- *	and the receiving host's responder (the same functions) execute
- *	them.
+ *	between the two processes' pages; the wire path (wire_req.c) sends
+ *	packets, and the receiving host's responder executes them.
+ * @busy: does @qp have WQEs in flight on this path, to complete later
+ *	(NULL: never; the local path completes each WQE as it runs it)?
+ *	Completions come in order, so while it does, a WQE that would
+ *	complete at once or go by another path waits (SXRC_WAIT_WINDOW).
+ *	Called with @qp's sq_mutex held.
  */
 struct sxrc_path {
 	enum sxrc_outcome (*deliver)(struct sxrc_qp *qp, struct sxrc_msg *m,
 				     struct sxrc_scratch *s,
 				     struct sxrc_result *res);
+	bool (*busy)(struct sxrc_qp *qp);
 };
 
-/* local.c */
+/* local.c, wire_req.c */
 extern const struct sxrc_path sxrc_local_path;
+extern const struct sxrc_path sxrc_wire_path;
 
 /* requester.c */
 enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,

@@ -7,7 +7,7 @@
  */
 #include <linux/slab.h>
 
-#include "wire.h"
+#include "engine.h"
 #include "sxrc_trace.h"
 
 /* Packets a message of @len bytes takes at the requester's path MTU. */
@@ -288,21 +288,34 @@ static const struct sxrc_path *sxrc_qp_path(struct sxrc_qp *qp,
 	return local ? &sxrc_local_path : &sxrc_wire_path;
 }
 
+/* The path that has WQEs of @qp in flight, or NULL. */
+static const struct sxrc_path *sxrc_busy_path(struct sxrc_qp *qp)
+{
+	static const struct sxrc_path *const paths[] = {
+		&sxrc_local_path, &sxrc_wire_path,
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
+		if (paths[i]->busy && paths[i]->busy(qp))
+			return paths[i];
+	return NULL;
+}
+
 enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,
 				   struct sxrc_scratch *s,
 				   struct sxrc_result *res)
 {
+	const struct sxrc_path *busy = sxrc_busy_path(qp);
 	enum sxrc_outcome out = SXRC_DONE;
-	bool busy = sxrc_wire_busy(qp);
 	const struct sxrc_path *path;
 	u32 status;
 
 	memset(res, 0, sizeof(*res));
 	status = sxrc_wqe_prepare(qp, slot, s);
 	/*
-	 * Completions come in order: with WQEs in flight on the wire, one
+	 * Completions come in order: with WQEs in flight on a path, one
 	 * that would complete right away (an error, a local operation, a
-	 * message by copy) waits for them, and so does a fenced one.
+	 * message by another path) waits for them, and so does a fenced one.
 	 */
 	if (busy && (status || s->wqe.opcode == SXRC_WR_LOCAL_INV ||
 		     s->wqe.opcode == SXRC_WR_BIND_MW ||
@@ -319,7 +332,7 @@ enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,
 	} else {
 		status = sxrc_msg_build(qp, s);
 		path = status ? NULL : sxrc_qp_path(qp, &s->msg);
-		if (busy && path != &sxrc_wire_path)
+		if (busy && path != busy)
 			out = SXRC_WAIT_WINDOW;
 		else if (status)
 			res->status = status;

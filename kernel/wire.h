@@ -430,8 +430,6 @@ static inline u32 sxrc_wire_wqe_una(const struct sxrc_wire_wqe *e)
 }
 
 /* wire_req.c */
-extern const struct sxrc_path sxrc_wire_path;
-bool sxrc_wire_busy(struct sxrc_qp *qp);
 void sxrc_wire_arm(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 		   bool restart);
 void sxrc_wire_push(struct sxrc_qp *qp, struct sxrc_wire_qp *w);

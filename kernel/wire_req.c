@@ -110,7 +110,7 @@ void sxrc_wire_qp_stop(struct sxrc_qp *qp)
 	cancel_delayed_work_sync(&w->rto);
 }
 
-bool sxrc_wire_busy(struct sxrc_qp *qp)
+static bool sxrc_wire_busy(struct sxrc_qp *qp)
 {
 	struct sxrc_wire_qp *w = qp->wire;
 
@@ -370,4 +370,5 @@ static enum sxrc_outcome sxrc_wire_deliver(struct sxrc_qp *qp,
 
 const struct sxrc_path sxrc_wire_path = {
 	.deliver = sxrc_wire_deliver,
+	.busy = sxrc_wire_busy,
 };
