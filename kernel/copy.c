@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * softxrc: the copy engine: resolving keys and scatter lists into the
- * pages behind them (pinned runs, ODP windows, dma-buf mappings), and
- * copying between two such lists.
+ * softxrc: the copy engine: scatter lists resolved into the pages behind
+ * them (pinned runs, ODP windows, dma-buf mappings) through their keys
+ * (mr.c, mw.c), and copies between two such lists.
  */
 #include <linux/highmem.h>
 #include <linux/mm.h>
@@ -45,126 +45,6 @@ void sxrc_sgl_add_kbuf(struct sxrc_sgl *sgl, void *buf, u32 len)
 	sgl->total += len;
 }
 
-/* Look up an MR key of @dev under RCU; returns the MR with a reference. */
-struct sxrc_mr *sxrc_mr_lookup(struct sxrc_dev *dev, u32 key)
-{
-	struct sxrc_mr *mr;
-	void *entry;
-
-	rcu_read_lock();
-	entry = xa_load(&dev->mrs, key >> 8);
-	mr = entry && !xa_pointer_tag(entry) ? entry : NULL;
-	if (mr && (mr->key != key || !kref_get_unless_zero(&mr->obj.ref)))
-		mr = NULL;
-	rcu_read_unlock();
-	return mr;
-}
-
-/*
- * The window whose key has the index of @key, with a reference; its
- * current key is compared under its lock by the caller.
- */
-struct sxrc_mw *sxrc_mw_lookup(struct sxrc_dev *dev, u32 key)
-{
-	struct sxrc_mw *mw = NULL;
-	void *entry;
-
-	rcu_read_lock();
-	entry = xa_load(&dev->mrs, key >> 8);
-	if (entry && xa_pointer_tag(entry) == SXRC_KEY_MW) {
-		mw = xa_untag_pointer(entry);
-		if (!kref_get_unless_zero(&mw->obj.ref))
-			mw = NULL;
-	}
-	rcu_read_unlock();
-	return mw;
-}
-
-/*
- * Does @mr grant [seg->iova, + seg->len) as @g asks?  The caller holds
- * mr->lock; with @g NULL a window's checks of PD and rights were made
- * instead of the MR's.  The first time (seg->umem NULL) @seg takes a
- * reference on the pages; after that (sxrc_sgl_unpark()) the MR must
- * still map the range to the same pages.  Either way the range is
- * counted in use: an invalidation waits for it (sxrc_umem_quiesce()).
- */
-static int sxrc_mr_grant_locked(struct sxrc_mr *mr, struct sxrc_seg *seg,
-				const struct sxrc_grant *g)
-{
-	u64 end, off;
-
-	lockdep_assert_held(&mr->lock);
-	if (mr->invalid || !mr->umem ||
-	    check_add_overflow(seg->iova, (u64)seg->len, &end) ||
-	    seg->iova < mr->iova || end > mr->iova + mr->umem->length)
-		return -EACCES;
-	if (g && ((g->pd && mr->pd != g->pd) ||
-		  (mr->access & g->access) != g->access))
-		return -EACCES;
-	off = seg->iova - mr->iova + offset_in_page(mr->umem->addr);
-	if (!seg->umem) {
-		kref_get(&mr->umem->ref);
-		seg->umem = mr->umem;
-		seg->off = off;
-	} else if (seg->umem != mr->umem || seg->off != off) {
-		return -EACCES;
-	}
-	atomic_inc(&seg->umem->copies);
-	return 0;
-}
-
-/*
- * Does the window @mw grant @seg as @g asks?  The pages are resolved
- * under its lock: an unbind that took it after us waits for this access
- * (sxrc_mw_binding_release()).
- */
-static int sxrc_mw_grant(struct sxrc_mw *mw, struct sxrc_seg *seg,
-			 const struct sxrc_grant *g)
-{
-	int ret = -EACCES;
-	u64 end;
-
-	spin_lock_bh(&mw->lock);
-	if (!mw->mr || mw->rkey != seg->key || mw->pd != g->pd ||
-	    (mw->type == SXRC_MW_TYPE_2 && mw->qp != g->dest) ||
-	    (mw->access & g->access) != g->access ||
-	    check_add_overflow(seg->iova, (u64)seg->len, &end) ||
-	    seg->iova < mw->addr || end > mw->addr + mw->length)
-		goto out;
-	spin_lock_bh(&mw->mr->lock);
-	ret = sxrc_mr_grant_locked(mw->mr, seg, NULL);
-	spin_unlock_bh(&mw->mr->lock);
-out:
-	spin_unlock_bh(&mw->lock);
-	return ret;
-}
-
-/* Does the key of @seg grant it as @g asks (still)? */
-static int sxrc_key_grant(struct sxrc_dev *dev, struct sxrc_seg *seg,
-			  const struct sxrc_grant *g)
-{
-	struct sxrc_mr *mr;
-	struct sxrc_mw *mw;
-	int ret;
-
-	if (g->mw) {
-		mw = sxrc_mw_lookup(dev, seg->key);
-		if (!mw)
-			return -EACCES;
-		ret = sxrc_mw_grant(mw, seg, g);
-		sxrc_obj_drop(&mw->obj);
-		return ret;
-	}
-	mr = sxrc_mr_lookup(dev, seg->key);
-	if (!mr)
-		return -EACCES;
-	spin_lock_bh(&mr->lock);
-	ret = sxrc_mr_grant_locked(mr, seg, g);
-	spin_unlock_bh(&mr->lock);
-	sxrc_obj_drop(&mr->obj);
-	return ret;
-}
-
 /*
  * May this context wait for one user's memory (fault in ODP pages, which
  * takes as long as the memory's owner likes: a FUSE-backed mapping, say)
@@ -183,7 +63,7 @@ bool sxrc_may_wait(void)
  * Faulting may sleep: where that may not wait (sxrc_may_wait()) an ODP
  * range is not resolved but left to a context that may, -EWOULDBLOCK.
  */
-static int sxrc_seg_odp_check(struct sxrc_seg *seg, u32 access)
+int sxrc_seg_odp_check(struct sxrc_seg *seg, u32 access)
 {
 	bool write = access & (SXRC_ACCESS_LOCAL_WRITE |
 			       SXRC_ACCESS_REMOTE_WRITE |
@@ -199,58 +79,6 @@ static int sxrc_seg_odp_check(struct sxrc_seg *seg, u32 access)
 		return 0;
 	sxrc_umem_unuse(seg->umem);
 	return ret;
-}
-
-/**
- * sxrc_mr_range - resolve [addr, addr + len) of the MR @key names
- * @dev: the device the key belongs to
- * @key: lkey or rkey
- * @pd: the PD the MR must be in; NULL for any (an XRC receive QP has no
- *	PD: RDMA to it is checked against the key's rights alone)
- * @access: SXRC_ACCESS_* the MR must grant
- * @addr: start, in the MR's iova space
- * @len: bytes
- * @seg: filled in, with a reference on the pages and counted as a user
- *	of them (sxrc_sgl_release() ends both, sxrc_sgl_park() the second)
- *
- * Return: 0, or -EACCES when anything does not match.
- */
-int sxrc_mr_range(struct sxrc_dev *dev, u32 key, struct sxrc_pd *pd,
-		  u32 access, u64 addr, u32 len, struct sxrc_seg *seg)
-{
-	struct sxrc_grant g = { .pd = pd, .access = access };
-	int ret;
-
-	*seg = (struct sxrc_seg){ .key = key, .iova = addr, .len = len };
-	ret = sxrc_key_grant(dev, seg, &g);
-	return ret ? ret : sxrc_seg_odp_check(seg, access);
-}
-
-/**
- * sxrc_mw_range - resolve [addr, addr + len) of the window @mw
- * @mw: the window the rkey's index names (the reference is dropped)
- * @key: the rkey
- * @dest: the responder QP the access arrived on
- * @pd: the PD remote access to @dest is checked against
- * @access: SXRC_ACCESS_REMOTE_* the window must grant
- * @addr: start, in the MR's iova space
- * @len: bytes
- * @seg: filled in as by sxrc_mr_range()
- *
- * Return: 0, or -EACCES when anything does not match.
- */
-int sxrc_mw_range(struct sxrc_mw *mw, u32 key, struct sxrc_qp *dest,
-		  struct sxrc_pd *pd, u32 access, u64 addr, u32 len,
-		  struct sxrc_seg *seg)
-{
-	struct sxrc_grant g = { .pd = pd, .dest = dest, .access = access,
-				.mw = true };
-	int ret;
-
-	*seg = (struct sxrc_seg){ .key = key, .iova = addr, .len = len };
-	ret = sxrc_mw_grant(mw, seg, &g);
-	sxrc_obj_drop(&mw->obj);
-	return ret ? ret : sxrc_seg_odp_check(seg, access);
 }
 
 /**

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * softxrc: what the parts of the data path share (copy.c, requester.c,
- * responder.c, engine.c, qp_state.c); not for the rest of the module.
+ * softxrc: what the parts of the data path share (sq.c, requester.c,
+ * local.c, responder.c, comp.c, copy.c, qp_state.c and the wire);
+ * not for the rest of the module.
  */
 #ifndef SXRC_ENGINE_H
 #define SXRC_ENGINE_H
@@ -251,12 +252,7 @@ void sxrc_sgl_release(struct sxrc_sgl *sgl);
 void sxrc_sgl_park(struct sxrc_sgl *sgl);
 int sxrc_sgl_unpark(struct sxrc_sgl *sgl);
 void sxrc_sgl_add_kbuf(struct sxrc_sgl *sgl, void *buf, u32 len);
-struct sxrc_mw *sxrc_mw_lookup(struct sxrc_dev *dev, u32 key);
-int sxrc_mr_range(struct sxrc_dev *dev, u32 key, struct sxrc_pd *pd,
-		  u32 access, u64 addr, u32 len, struct sxrc_seg *seg);
-int sxrc_mw_range(struct sxrc_mw *mw, u32 key, struct sxrc_qp *dest,
-		  struct sxrc_pd *pd, u32 access, u64 addr, u32 len,
-		  struct sxrc_seg *seg);
+int sxrc_seg_odp_check(struct sxrc_seg *seg, u32 access);
 int sxrc_local_sgl(struct sxrc_qp *qp, const struct sxrc_sge *sge,
 		   u32 n, u32 access, struct sxrc_sgl *sgl);
 void sxrc_cursor_init(struct sxrc_cursor *c, struct sxrc_sgl *sgl,
@@ -275,6 +271,31 @@ int sxrc_copy_range(struct sxrc_sgl *dst, u64 dskip, struct sxrc_sgl *src,
 u32 sxrc_sgl_pages(struct sxrc_sgl *src, u64 skip, u32 len,
 		   struct sxrc_page_piece *pp, u32 max);
 
+/* mr.c: an MR key's lookup and checks; invalidation of either kind */
+int sxrc_mr_grant_locked(struct sxrc_mr *mr, struct sxrc_seg *seg,
+			 const struct sxrc_grant *g);
+int sxrc_key_grant(struct sxrc_dev *dev, struct sxrc_seg *seg,
+		   const struct sxrc_grant *g);
+int sxrc_mr_range(struct sxrc_dev *dev, u32 key, struct sxrc_pd *pd,
+		  u32 access, u64 addr, u32 len, struct sxrc_seg *seg);
+int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
+		    struct sxrc_qp *qp, u32 key, struct sxrc_scratch *s);
+bool sxrc_can_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
+			 struct sxrc_qp *qp, u32 key);
+
+/* mw.c: a window key's lookup, checks, invalidation and binding */
+struct sxrc_mw *sxrc_mw_lookup(struct sxrc_dev *dev, u32 key);
+int sxrc_mw_grant(struct sxrc_mw *mw, struct sxrc_seg *seg,
+		  const struct sxrc_grant *g);
+int sxrc_mw_range(struct sxrc_mw *mw, u32 key, struct sxrc_qp *dest,
+		  struct sxrc_pd *pd, u32 access, u64 addr, u32 len,
+		  struct sxrc_seg *seg);
+bool sxrc_mw_can_invalidate(struct sxrc_mw *mw, struct sxrc_pd *pd,
+			    struct sxrc_qp *qp, u32 key);
+int sxrc_mw_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
+		       struct sxrc_qp *qp, u32 key, struct sxrc_scratch *s);
+u32 sxrc_exec_bind(struct sxrc_qp *qp, struct sxrc_scratch *s);
+
 /* responder.c */
 void sxrc_responder_error(struct sxrc_qp *dest, u32 event);
 void sxrc_recv_error(struct sxrc_qp *dest, struct sxrc_scratch *s,
@@ -284,10 +305,6 @@ enum sxrc_resp sxrc_recv_take(struct sxrc_qp *dest,
 			      u32 *status);
 void sxrc_recv_done(struct sxrc_qp *dest, struct sxrc_scratch *s,
 		    struct sxrc_cqe *rcqe, u32 byte_len);
-int sxrc_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
-		    struct sxrc_qp *qp, u32 key, struct sxrc_scratch *s);
-bool sxrc_can_invalidate(struct sxrc_dev *dev, struct sxrc_pd *pd,
-			 struct sxrc_qp *qp, u32 key);
 int sxrc_remote_range(struct sxrc_qp *dest, const struct sxrc_msg *m,
 		      struct sxrc_scratch *s, u32 access, u64 len);
 struct sxrc_srq *sxrc_xrc_srq_get(struct sxrc_dev *dev,
@@ -332,15 +349,17 @@ enum sxrc_outcome sxrc_wqe_execute(struct sxrc_qp *qp, void *slot,
 
 /* qp_state.c */
 bool sxrc_qp_set_error(struct sxrc_qp *qp);
-
-/* engine.c */
-extern struct workqueue_struct *sxrc_wq;
-extern struct workqueue_struct *sxrc_rx_wq;
-unsigned long sxrc_ack_timeout(u8 timeout);
-unsigned long sxrc_rnr_delay(u8 timer);
 void sxrc_count(struct sxrc_qp *qp, enum sxrc_stat stat, s64 n);
 struct sxrc_qp *sxrc_qp_lookup(struct sxrc_dev *dev, u32 qpn);
 bool sxrc_qp_can_receive(struct sxrc_qp *qp);
+
+/* comp.c */
 u32 sxrc_wc_opcode(u32 wr_opcode);
+void sxrc_sq_complete(struct sxrc_qp *qp, u64 wr_id, u32 wc_opcode,
+		      u32 status, u32 byte_len, bool signaled);
+
+/* sq.c */
+unsigned long sxrc_ack_timeout(u8 timeout);
+unsigned long sxrc_rnr_delay(u8 timer);
 
 #endif /* SXRC_ENGINE_H */

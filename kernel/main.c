@@ -394,6 +394,40 @@ static void sxrc_devs_remove_all(void)
 	mutex_unlock(&sxrc_devs_mutex);
 }
 
+/* The workqueue of retries and of the work a doorbell left over. */
+struct workqueue_struct *sxrc_wq;
+/* The workqueue of received packets (wire.c). */
+struct workqueue_struct *sxrc_rx_wq;
+
+static int sxrc_workqueues_init(void)
+{
+	/*
+	 * Retries and leftover work of every QP: unbound (a long queue
+	 * does not pin one CPU), and never in the way of system_wq users.
+	 */
+	sxrc_wq = alloc_workqueue("softxrc", WQ_UNBOUND, 0);
+	if (!sxrc_wq)
+		return -ENOMEM;
+	/*
+	 * Received packets: bound and high priority, so a packet is handled
+	 * on the CPU whose softirq took it, right after that softirq, as
+	 * rxe handles it in the softirq itself.  An unbound worker would
+	 * wake another CPU for every packet.
+	 */
+	sxrc_rx_wq = alloc_workqueue("softxrc_rx", WQ_HIGHPRI, 0);
+	if (!sxrc_rx_wq) {
+		destroy_workqueue(sxrc_wq);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void sxrc_workqueues_exit(void)
+{
+	destroy_workqueue(sxrc_rx_wq);
+	destroy_workqueue(sxrc_wq);
+}
+
 static int __init sxrc_init(void)
 {
 	struct sxrc_dev *dev;
@@ -405,7 +439,7 @@ static int __init sxrc_init(void)
 		       SXRC_MAX_DEVICES);
 		return -EINVAL;
 	}
-	ret = sxrc_engine_init();
+	ret = sxrc_workqueues_init();
 	if (ret)
 		return ret;
 
@@ -436,7 +470,7 @@ err_links:
 err_remove:
 	sxrc_devs_remove_all();
 	debugfs_remove(sxrc_debugfs);
-	sxrc_engine_exit();
+	sxrc_workqueues_exit();
 	return ret;
 }
 
@@ -451,7 +485,7 @@ static void __exit sxrc_exit(void)
 	debugfs_remove(sxrc_debugfs);
 	/* kfree_rcu() of the devices: done before the module text goes. */
 	rcu_barrier();
-	sxrc_engine_exit();
+	sxrc_workqueues_exit();
 }
 
 module_init(sxrc_init);

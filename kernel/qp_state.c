@@ -8,6 +8,9 @@
  * transition requires and the ones it may also take, per QP type.
  * Anything else in the mask, a pair that is not listed, or a required
  * attribute missing, makes the modify fail with EINVAL.
+ *
+ * Also what the data path asks of a QP: its lookup by number, whether it
+ * receives in its state, its counters, and the error state's flush.
  */
 #include "engine.h"
 
@@ -239,15 +242,47 @@ bool sxrc_qp_transition_ok(u32 type, u32 cur, u32 next, u32 mask)
 }
 
 /* ------------------------------------------------------------------
+ * What the data path asks of a QP
+ */
+
+/* Count on the QP and on its device. */
+void sxrc_count(struct sxrc_qp *qp, enum sxrc_stat stat, s64 n)
+{
+	atomic64_add(n, &qp->stats.c[stat]);
+	atomic64_add(n, &qp->obj.ctx->dev->stats.c[stat]);
+}
+
+/* The QP @qpn of @dev, with a reference, or NULL. */
+struct sxrc_qp *sxrc_qp_lookup(struct sxrc_dev *dev, u32 qpn)
+{
+	struct sxrc_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&dev->qps, qpn);
+	if (qp && !kref_get_unless_zero(&qp->obj.ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+bool sxrc_qp_can_receive(struct sxrc_qp *qp)
+{
+	u32 state = READ_ONCE(qp->attr.qp_state);
+
+	return state == SXRC_QPS_RTR || state == SXRC_QPS_RTS ||
+	       state == SXRC_QPS_SQD;
+}
+
+/* ------------------------------------------------------------------
  * The error state: flushing what is posted
  */
 
 /*
  * Complete every WQE of @wq the kernel has not consumed with
- * WR_FLUSH_ERR.  The caller serialises consumers of @wq.
+ * WR_FLUSH_ERR: a send queue's through sxrc_sq_complete(), a receive
+ * queue's on @qp's receive CQ.  The caller serialises consumers of @wq.
  */
-static void sxrc_wq_flush(struct sxrc_qp *qp, struct sxrc_wq *wq,
-			  struct sxrc_cq *cq, bool send)
+static void sxrc_wq_flush(struct sxrc_qp *qp, struct sxrc_wq *wq, bool send)
 {
 	u32 prod;
 
@@ -259,23 +294,24 @@ static void sxrc_wq_flush(struct sxrc_qp *qp, struct sxrc_wq *wq,
 
 	for (; wq->cons != prod; wq->cons++) {
 		void *slot = sxrc_ring_slot(wq->ring, wq->cons);
-		struct sxrc_cqe cqe = {
-			.status = SXRC_WC_WR_FLUSH_ERR,
-			.qp_num = qp->qpn,
-		};
 
 		if (send) {
 			const struct sxrc_send_wqe *wqe = slot;
 
-			cqe.wr_id = READ_ONCE(wqe->wr_id);
-			cqe.opcode = sxrc_wc_opcode(READ_ONCE(wqe->opcode));
+			sxrc_sq_complete(qp, READ_ONCE(wqe->wr_id),
+					 sxrc_wc_opcode(READ_ONCE(wqe->opcode)),
+					 SXRC_WC_WR_FLUSH_ERR, 0, true);
 		} else {
 			const struct sxrc_recv_wqe *wqe = slot;
+			struct sxrc_cqe cqe = {
+				.wr_id = READ_ONCE(wqe->wr_id),
+				.status = SXRC_WC_WR_FLUSH_ERR,
+				.opcode = SXRC_WC_OP_RECV,
+				.qp_num = qp->qpn,
+			};
 
-			cqe.wr_id = READ_ONCE(wqe->wr_id);
-			cqe.opcode = SXRC_WC_OP_RECV;
+			sxrc_cq_post(qp->recv_cq, &cqe);
 		}
-		sxrc_cq_post(cq, &cqe);
 	}
 	sxrc_ring_publish_cons(wq->ring, wq->cons);
 }
@@ -284,7 +320,7 @@ static void sxrc_wq_flush(struct sxrc_qp *qp, struct sxrc_wq *wq,
 void sxrc_rq_flush(struct sxrc_qp *qp)
 {
 	spin_lock_bh(&qp->rq_lock);
-	sxrc_wq_flush(qp, &qp->rq, qp->recv_cq, false);
+	sxrc_wq_flush(qp, &qp->rq, false);
 	spin_unlock_bh(&qp->rq_lock);
 }
 
@@ -294,7 +330,7 @@ void sxrc_qp_flush_locked(struct sxrc_qp *qp)
 	lockdep_assert_held(&qp->sq_mutex);
 	qp->stalled = false;
 	sxrc_wire_qp_reset(qp);
-	sxrc_wq_flush(qp, &qp->sq, qp->send_cq, true);
+	sxrc_wq_flush(qp, &qp->sq, true);
 	qp->sq.next = qp->sq.cons;
 	sxrc_wire_resp_flush(qp);
 	sxrc_rq_flush(qp);

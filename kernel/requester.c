@@ -3,7 +3,7 @@
  * softxrc: the requester: one send WQE read from the ring and checked;
  * a local operation (bind, local invalidate) executed here, a message
  * (struct sxrc_msg) built and handed to the QP's delivery path, with
- * the outcome the send queue loop (engine.c) completes or retries.
+ * the outcome the send queue loop (sq.c) completes or retries.
  */
 #include <linux/slab.h>
 
@@ -40,100 +40,6 @@ static bool sxrc_opcode_ok(u32 type, u32 opcode)
 	default:
 		return false;
 	}
-}
-
-/* May the MR @mr back the window of a BIND_MW WQE @w on @qp? */
-static bool sxrc_bind_mr_ok(struct sxrc_qp *qp, struct sxrc_mr *mr,
-			    const struct sxrc_send_wqe *w)
-{
-	u64 end;
-
-	lockdep_assert_held(&mr->lock);
-	if (mr->invalid || !mr->umem || mr->pd != qp->pd ||
-	    !(mr->access & SXRC_ACCESS_MW_BIND))
-		return false;
-	/* A window that lets peers write needs writable pages. */
-	if ((w->swap & (SXRC_ACCESS_REMOTE_WRITE | SXRC_ACCESS_REMOTE_ATOMIC)) &&
-	    !(mr->access & SXRC_ACCESS_LOCAL_WRITE))
-		return false;
-	return !check_add_overflow(w->remote_addr, w->compare_add, &end) &&
-	       w->remote_addr >= mr->iova &&
-	       end <= mr->iova + mr->umem->length;
-}
-
-/*
- * Execute a BIND_MW WQE (layout in the uapi header): returns the
- * completion status.  A window bound before is unbound first, and the
- * accesses through that binding are waited for (s->inv_umem).
- */
-static u32 sxrc_exec_bind(struct sxrc_qp *qp, struct sxrc_scratch *s)
-{
-	const struct sxrc_send_wqe *w = &s->wqe;
-	struct sxrc_dev *dev = qp->obj.ctx->dev;
-	struct sxrc_mw_binding b = {};
-	struct sxrc_mr *mr = NULL;
-	u32 status = SXRC_WC_MW_BIND_ERR;
-	struct sxrc_mw *mw;
-
-	/*
-	 * Local write is no window's to give, but programs ask for it with
-	 * the remote rights (ConnectX and rdma_rxe take it): ignored.
-	 */
-	if (w->num_sge || (w->send_flags & SXRC_SEND_INLINE) ||
-	    (w->swap & ~(u64)(SXRC_ACCESS_MW_ALL | SXRC_ACCESS_LOCAL_WRITE)) ||
-	    (w->imm_data >> 8) != (w->rkey >> 8))
-		return SXRC_WC_MW_BIND_ERR;
-	mw = sxrc_mw_lookup(dev, w->rkey);
-	if (!mw)
-		return SXRC_WC_MW_BIND_ERR;
-	if (w->compare_add) {
-		mr = sxrc_mr_lookup(dev, w->remote_qpn);
-		if (!mr)
-			goto out_mw;
-	}
-
-	spin_lock_bh(&mw->lock);
-	if (mw->rkey != w->rkey || mw->pd != qp->pd)
-		goto out_unlock;
-	/* A type 2 window is bound once, to something, until invalidated. */
-	if (mw->type == SXRC_MW_TYPE_2 && (mw->mr || !mr))
-		goto out_unlock;
-	if (mr) {
-		bool ok;
-
-		spin_lock_bh(&mr->lock);
-		ok = sxrc_bind_mr_ok(qp, mr, w);
-		if (ok)
-			mr->nmw++;
-		spin_unlock_bh(&mr->lock);
-		if (!ok)
-			goto out_unlock;
-	}
-	if (mw->mr)
-		sxrc_mw_unbind_locked(mw, &b);
-	if (mr) {
-		sxrc_obj_depend(&mr->obj);
-		mw->mr = mr;
-		if (mw->type == SXRC_MW_TYPE_2) {
-			kref_get(&qp->obj.ref);
-			mw->qp = qp;
-		}
-		mw->addr = w->remote_addr;
-		mw->length = w->compare_add;
-		mw->access = w->swap & SXRC_ACCESS_MW_ALL;
-	}
-	mw->rkey = w->imm_data;
-	status = SXRC_WC_SUCCESS;
-out_unlock:
-	spin_unlock_bh(&mw->lock);
-	s->inv_umem = b.umem;
-	b.umem = NULL;
-	sxrc_mw_binding_release(&b);
-	if (mr)
-		sxrc_obj_drop(&mr->obj);
-out_mw:
-	sxrc_obj_drop(&mw->obj);
-	return status;
 }
 
 /*

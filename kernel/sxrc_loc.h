@@ -117,7 +117,11 @@ void sxrc_ring_unmap(struct sxrc_ctx *ctx, struct sxrc_ring *ring);
 void sxrc_wq_info(struct sxrc_ring *ring, struct sxrc_wq_info *info);
 int sxrc_mmap(struct file *file, struct vm_area_struct *vma);
 
-/* mr.c */
+/* umem.c: the memory behind an MR */
+struct sxrc_umem *sxrc_umem_get(struct sxrc_dev *dev, u64 addr, u64 length,
+				bool writable);
+struct sxrc_umem *sxrc_umem_get_dmabuf(struct sxrc_dev *dev, int fd,
+				       u64 offset, u64 length);
 void sxrc_umem_put(struct sxrc_umem *umem);
 void sxrc_umem_use(struct sxrc_umem *umem);
 void sxrc_umem_unuse(struct sxrc_umem *umem);
@@ -152,9 +156,14 @@ void sxrc_mcast_detach_all(struct sxrc_qp *qp);
 /* ah.c */
 int sxrc_check_ah(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah);
 
-/* engine.c: the send queue loop (the rest of the data path: engine.h) */
-int sxrc_engine_init(void);
-void sxrc_engine_exit(void);
+/*
+ * main.c: the workqueues of QP work (retries, left-over work, late
+ * releases) and of received packets (wire.c).
+ */
+extern struct workqueue_struct *sxrc_wq;
+extern struct workqueue_struct *sxrc_rx_wq;
+
+/* sq.c: the send queue loop (the rest of the data path: engine.h) */
 void sxrc_qp_init_engine(struct sxrc_qp *qp);
 void sxrc_qp_stop_engine(struct sxrc_qp *qp);
 
@@ -183,7 +192,7 @@ void sxrc_sqpoll_add(struct sxrc_qp *qp);
 void sxrc_sqpoll_del(struct sxrc_qp *qp);
 void sxrc_sqpoll_doorbell(struct sxrc_qp *qp);
 
-/* copy.c: keys to pages */
+/* mr.c: keys */
 struct sxrc_mr *sxrc_mr_lookup(struct sxrc_dev *dev, u32 key);
 
 /* xrc.c */

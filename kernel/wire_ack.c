@@ -46,28 +46,12 @@ static void sxrc_wire_complete(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 	w->head++;
 	qp->sq.cons++;
 	sxrc_ring_publish_cons(qp->sq.ring, qp->sq.cons);
-	/* Whoever sees the error's completion finds the QP in ERR. */
-	if (status != SXRC_WC_SUCCESS && sxrc_qp_set_error(qp))
-		sxrc_obj_event(&qp->obj, SXRC_EVENT_QP_FATAL);
-	if (e->signaled || status != SXRC_WC_SUCCESS) {
-		struct sxrc_cqe cqe = {
-			.wr_id = e->wr_id,
-			.status = status,
-			.opcode = e->wc_opcode,
-			.byte_len = e->msg.len,
-			.qp_num = qp->qpn,
-		};
-
-		sxrc_cq_post(qp->send_cq, &cqe);
-	}
+	sxrc_sq_complete(qp, e->wr_id, e->wc_opcode, status, e->msg.len,
+			 e->signaled);
 	sxrc_sgl_release(&e->sgl);
-	if (status != SXRC_WC_SUCCESS) {
-		/* Flushes what is left, this state included. */
+	/* In ERR: flush what is left, this state included. */
+	if (status != SXRC_WC_SUCCESS)
 		sxrc_qp_flush_locked(qp);
-		return;
-	}
-	sxrc_count(qp, SXRC_STAT_SEND_WQES, 1);
-	sxrc_count(qp, SXRC_STAT_SEND_BYTES, e->msg.len);
 }
 
 /*

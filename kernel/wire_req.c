@@ -14,7 +14,7 @@
  *
  * This file sends; wire_ack.c takes the responses and runs the timer.
  * All of it runs under qp->sq_mutex (sxrc_sq_lock()): the send queue
- * loop (engine.c), the device's receive worker handing in responses,
+ * loop (sq.c), the device's receive worker handing in responses,
  * the retransmission timer; or, for an ACK handled in softirq, under
  * qp->sq_lock while no holder of the mutex is busy.
  */

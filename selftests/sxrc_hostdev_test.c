@@ -217,10 +217,12 @@ static int hd_next_port(void)
 
 /*
  * A server command and a client command (each given a port as "%d" if
- * it takes one),
- * both through the drop-in libraries of @libdir (NULL: the dynamic
- * linker's own choice, as with the libraries installed host-wide): 0, or
- * what failed (logged).
+ * it takes one), both through the drop-in libraries of @libdir (NULL:
+ * the dynamic linker's own choice, as with the libraries installed
+ * host-wide): 0, or what failed (logged).  A client that fails while the
+ * server still runs is tried again, up to 5 times over 15 s: a loaded
+ * guest may start the server late, and a connection before it listens
+ * is refused (the server would then wait for ever).
  */
 static int hd_run_pair(const char *libdir, const char *srv, const char *cli)
 {
@@ -232,12 +234,15 @@ static int hd_run_pair(const char *libdir, const char *srv, const char *cli)
 	snprintf(cmd, sizeof(cmd),
 		 "%s%s%s"
 		 "%s >/tmp/sxhd-srv-%d.log 2>&1 & s=$!; "
-		 "sleep 1; %s >/tmp/sxhd-cli-%d.log 2>&1; c=$?; wait $s; r=$?; "
+		 "for d in 0.5 1 2 4 8; do sleep $d; "
+		 "%s >/tmp/sxhd-cli-%d.log 2>&1; c=$?; [ $c = 0 ] && break; "
+		 "kill -0 $s 2>/dev/null || break; done; "
+		 "[ $c = 0 ] || kill $s 2>/dev/null; wait $s; r=$?; "
 		 "[ $c = 0 ] && [ $r = 0 ] || { echo \"server exit $r, client exit $c\"; "
 		 "tail -n 30 /tmp/sxhd-srv-%d.log /tmp/sxhd-cli-%d.log; exit 1; }",
 		 libdir ? "export LD_LIBRARY_PATH=" : "unset LD_LIBRARY_PATH",
 		 libdir ? libdir : "", "; ", s, port, c, port, port, port);
-	ret = sxrc_run(cmd, 60, 1 << 16, &out);
+	ret = sxrc_run(cmd, 90, 1 << 16, &out);
 	if (ret)
 		sxrc_tail(out, 70);
 	free(out);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * softxrc: the data path: the send queue loop, its retries and its work item.
+ * softxrc: the send queue: its loop, its retries, its work item and its
+ * locks.
  * The requester (requester.c) turns one WQE into a message, the local
  * delivery path (local.c) hands it to the responder (responder.c) of
  * the receiving QP, copy.c moves the bytes.
@@ -47,63 +48,9 @@
 #include "engine.h"
 #include "sxrc_trace.h"
 
-/* The workqueue of retries and of the work a doorbell left over. */
-struct workqueue_struct *sxrc_wq;
-/* The workqueue of received packets (wire.c). */
-struct workqueue_struct *sxrc_rx_wq;
-
 /* Work one doorbell (or one run of the work item) does at most. */
 #define SXRC_SQ_BUDGET_WQES	256
 #define SXRC_SQ_BUDGET_BYTES	(16ULL << 20)
-
-/* Count on the QP and on its device. */
-void sxrc_count(struct sxrc_qp *qp, enum sxrc_stat stat, s64 n)
-{
-	atomic64_add(n, &qp->stats.c[stat]);
-	atomic64_add(n, &qp->obj.ctx->dev->stats.c[stat]);
-}
-
-/* The QP @qpn of @dev, with a reference, or NULL. */
-struct sxrc_qp *sxrc_qp_lookup(struct sxrc_dev *dev, u32 qpn)
-{
-	struct sxrc_qp *qp;
-
-	rcu_read_lock();
-	qp = xa_load(&dev->qps, qpn);
-	if (qp && !kref_get_unless_zero(&qp->obj.ref))
-		qp = NULL;
-	rcu_read_unlock();
-	return qp;
-}
-
-bool sxrc_qp_can_receive(struct sxrc_qp *qp)
-{
-	u32 state = READ_ONCE(qp->attr.qp_state);
-
-	return state == SXRC_QPS_RTR || state == SXRC_QPS_RTS ||
-	       state == SXRC_QPS_SQD;
-}
-
-u32 sxrc_wc_opcode(u32 wr_opcode)
-{
-	switch (wr_opcode) {
-	case SXRC_WR_RDMA_WRITE:
-	case SXRC_WR_RDMA_WRITE_WITH_IMM:
-		return SXRC_WC_OP_RDMA_WRITE;
-	case SXRC_WR_RDMA_READ:
-		return SXRC_WC_OP_RDMA_READ;
-	case SXRC_WR_ATOMIC_CMP_AND_SWP:
-		return SXRC_WC_OP_COMP_SWAP;
-	case SXRC_WR_ATOMIC_FETCH_AND_ADD:
-		return SXRC_WC_OP_FETCH_ADD;
-	case SXRC_WR_LOCAL_INV:
-		return SXRC_WC_OP_LOCAL_INV;
-	case SXRC_WR_BIND_MW:
-		return SXRC_WC_OP_BIND_MW;
-	default:
-		return SXRC_WC_OP_SEND;
-	}
-}
 
 /* Run (or flush) @qp's send queue from its work item, @delay from now. */
 static void sxrc_qp_schedule(struct sxrc_qp *qp, unsigned long delay)
@@ -186,7 +133,6 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 		return;		/* an XRC receive QP sends nothing */
 	for (;;) {
 		enum sxrc_outcome out;
-		bool signaled;
 
 		state = READ_ONCE(qp->attr.qp_state);
 		if (state == SXRC_QPS_ERR) {
@@ -261,30 +207,16 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 
 		/* Done with this WQE, one way or the other. */
 		trace_sxrc_send_wqe(qp, &s->wqe, res.status, res.byte_len);
-		signaled = qp->sq_sig_all ||
-			   (s->wqe.send_flags & SXRC_SEND_SIGNALED);
-		/* Whoever sees the error's completion finds the QP in ERR. */
-		if (res.status != SXRC_WC_SUCCESS)
-			sxrc_qp_set_error(qp);
-		if (signaled || res.status != SXRC_WC_SUCCESS) {
-			struct sxrc_cqe cqe = {
-				.wr_id = s->wqe.wr_id,
-				.status = res.status,
-				.opcode = sxrc_wc_opcode(s->wqe.opcode),
-				.byte_len = res.byte_len,
-				.qp_num = qp->qpn,
-			};
-
-			sxrc_cq_post(qp->send_cq, &cqe);
-		}
+		sxrc_sq_complete(qp, s->wqe.wr_id,
+				 sxrc_wc_opcode(s->wqe.opcode), res.status,
+				 res.byte_len,
+				 qp->sq_sig_all ||
+				 (s->wqe.send_flags & SXRC_SEND_SIGNALED));
 		qp->sq.cons++;
 		qp->sq.next = qp->sq.cons;
 		sxrc_ring_publish_cons(ring, qp->sq.cons);
 		sxrc_reset_retries(qp);
-		if (res.status != SXRC_WC_SUCCESS)
-			continue;	/* in ERR: flushes the rest */
-		sxrc_count(qp, SXRC_STAT_SEND_WQES, 1);
-		sxrc_count(qp, SXRC_STAT_SEND_BYTES, res.byte_len);
+		/* After an error the QP is in ERR: the loop flushes the rest. */
 	}
 }
 
@@ -379,35 +311,6 @@ static void sxrc_retry_work(struct work_struct *work)
 		sxrc_sq_process(qp);
 	}
 	sxrc_sq_unlock(qp);
-}
-
-int sxrc_engine_init(void)
-{
-	/*
-	 * Retries and leftover work of every QP: unbound (a long queue
-	 * does not pin one CPU), and never in the way of system_wq users.
-	 */
-	sxrc_wq = alloc_workqueue("softxrc", WQ_UNBOUND, 0);
-	if (!sxrc_wq)
-		return -ENOMEM;
-	/*
-	 * Received packets: bound and high priority, so a packet is handled
-	 * on the CPU whose softirq took it, right after that softirq, as
-	 * rxe handles it in the softirq itself.  An unbound worker would
-	 * wake another CPU for every packet.
-	 */
-	sxrc_rx_wq = alloc_workqueue("softxrc_rx", WQ_HIGHPRI, 0);
-	if (!sxrc_rx_wq) {
-		destroy_workqueue(sxrc_wq);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-void sxrc_engine_exit(void)
-{
-	destroy_workqueue(sxrc_rx_wq);
-	destroy_workqueue(sxrc_wq);
 }
 
 void sxrc_qp_init_engine(struct sxrc_qp *qp)
