@@ -307,6 +307,15 @@ void sxrc_recv_done(struct sxrc_qp *dest, struct sxrc_scratch *s,
 		    struct sxrc_cqe *rcqe, u32 byte_len);
 int sxrc_remote_range(struct sxrc_qp *dest, const struct sxrc_msg *m,
 		      struct sxrc_scratch *s, u32 access, u64 len);
+int sxrc_send_data(struct sxrc_qp *dest, struct sxrc_scratch *s, u64 off,
+		   struct sxrc_sgl *src, u64 soff, u64 len, u32 *status);
+int sxrc_send_last(struct sxrc_qp *dest, struct sxrc_scratch *s, u32 flags,
+		   u32 imm, u64 len, bool quiesce, u32 *status);
+int sxrc_write_data(struct sxrc_qp *dest, struct sxrc_scratch *s, bool wqe,
+		    u64 off, struct sxrc_sgl *src, u64 soff, u64 len,
+		    u32 *status);
+void sxrc_write_last(struct sxrc_qp *dest, struct sxrc_scratch *s, u32 flags,
+		     u32 imm, u64 len);
 struct sxrc_srq *sxrc_xrc_srq_get(struct sxrc_dev *dev,
 				  struct sxrc_qp *dest, u32 srqn);
 enum sxrc_resp sxrc_resp_execute(struct sxrc_qp *dest,

@@ -285,19 +285,155 @@ static u32 sxrc_fault_status(struct sxrc_scratch *s)
 	return s->local.fault ? SXRC_WC_LOC_PROT_ERR : SXRC_WC_REM_ACCESS_ERR;
 }
 
-/* A SEND (+IMM, +INV) to @dest. */
+/*
+ * SEND and WRITE in steps, which the local path takes in one call
+ * (sxrc_resp_send(), sxrc_resp_write()) and the wire one packet at a
+ * time (wire_resp.c): the receive WQE (sxrc_recv_take()) or the rkey
+ * range (sxrc_remote_range()) first, then the data, in one piece or
+ * several (sxrc_send_data(), sxrc_write_data()), then the completion
+ * (sxrc_send_last(), sxrc_write_last()).
+ */
+
+/**
+ * sxrc_send_data - bytes of a SEND into its receive WQE
+ * @dest: the receiving QP, whose WQE was taken (s->peer)
+ * @s: the responder's scratch
+ * @off: where in the WQE's buffers
+ * @src: the bytes: the sender's list, or a packet's payload
+ * @soff: from where in @src
+ * @len: how many
+ * @status: what the requester learns, on an error
+ *
+ * Return: 0; -EWOULDBLOCK, nothing copied: an ODP page to fault in where
+ * that may not wait (sxrc_may_wait()), to be tried again where it may.
+ * Otherwise the receive WQE is completed here: -EFAULT, its buffer
+ * faulted (LOC_PROT_ERR there, the QP fatal; the requester REM_OP_ERR);
+ * -EIO, the sender's did (flushed; the requester LOC_PROT_ERR); -EINTR,
+ * the copy stopped, its poster killed or a QP destroyed (flushed).
+ */
+int sxrc_send_data(struct sxrc_qp *dest, struct sxrc_scratch *s, u64 off,
+		   struct sxrc_sgl *src, u64 soff, u64 len, u32 *status)
+{
+	int ret = sxrc_copy_range(&s->peer, off, src, soff, len, s->qp);
+
+	if (!ret || ret == -EWOULDBLOCK)
+		return ret;
+	if (ret == -EFAULT && s->peer.fault) {
+		/* As a bad lkey in the receive WQE (sxrc_recv_take()). */
+		sxrc_sgl_release(&s->peer);
+		sxrc_recv_error(dest, s, SXRC_WC_LOC_PROT_ERR);
+		sxrc_responder_error(dest, SXRC_EVENT_QP_FATAL);
+		*status = SXRC_WC_REM_OP_ERR;
+		return -EFAULT;
+	}
+	sxrc_recv_stopped(dest, s);
+	if (ret == -EFAULT) {
+		*status = SXRC_WC_LOC_PROT_ERR;
+		return -EIO;
+	}
+	return -EINTR;
+}
+
+/**
+ * sxrc_send_last - the end of a SEND: its invalidation and completion
+ * @dest: the receiving QP, whose WQE holds the message
+ * @s: the responder's scratch
+ * @flags: SXRC_MSG_IMM or SXRC_MSG_INV, SXRC_MSG_SOLICITED
+ * @imm: the immediate, or the rkey to invalidate
+ * @len: the message's length
+ * @quiesce: wait here for the copies still on the invalidated pages,
+ *	before the completion (a caller that holds no pages of its own);
+ *	else s->inv_umem is left to the caller (sxrc_wqe_execute())
+ * @status: what the requester learns, on an error
+ *
+ * Return: 0; -EACCES when the key can no longer be invalidated (the WQE
+ * completes with LOC_QP_OP_ERR, the requester REM_INV_REQ_ERR).
+ */
+int sxrc_send_last(struct sxrc_qp *dest, struct sxrc_scratch *s, u32 flags,
+		   u32 imm, u64 len, bool quiesce, u32 *status)
+{
+	struct sxrc_cqe rcqe = {
+		.opcode = SXRC_WC_OP_RECV,
+		.solicited = !!(flags & SXRC_MSG_SOLICITED),
+	};
+
+	if (flags & SXRC_MSG_IMM) {
+		rcqe.wc_flags = SXRC_WC_WITH_IMM;
+		rcqe.imm_data = imm;
+	} else if (flags & SXRC_MSG_INV) {
+		if (sxrc_invalidate(dest->obj.ctx->dev,
+				    sxrc_remote_pd(dest, s), dest, imm, s)) {
+			sxrc_sgl_release(&s->peer);
+			sxrc_recv_error(dest, s, SXRC_WC_LOC_QP_OP_ERR);
+			*status = SXRC_WC_REM_INV_REQ_ERR;
+			return -EACCES;
+		}
+		rcqe.wc_flags = SXRC_WC_WITH_INV;
+		rcqe.imm_data = imm;
+		if (quiesce && s->inv_umem) {
+			sxrc_umem_quiesce(s->inv_umem);
+			sxrc_umem_put(s->inv_umem);
+			s->inv_umem = NULL;
+		}
+	}
+	sxrc_recv_done(dest, s, &rcqe, len);
+	return 0;
+}
+
+/**
+ * sxrc_write_data - bytes of an RDMA WRITE into its rkey range
+ * @dest: the receiving QP, whose range was resolved (s->remote)
+ * @s: the responder's scratch
+ * @wqe: a receive WQE was taken for the immediate (s->peer)
+ * @off, @src, @soff, @len, @status: as sxrc_send_data()
+ *
+ * Return: 0 or -EWOULDBLOCK as sxrc_send_data(); otherwise the WQE taken
+ * for the immediate completes flushed: -EFAULT, a page of the range or
+ * of the sender faulted (*@status: sxrc_fault_status()); -EINTR, the
+ * copy stopped.
+ */
+int sxrc_write_data(struct sxrc_qp *dest, struct sxrc_scratch *s, bool wqe,
+		    u64 off, struct sxrc_sgl *src, u64 soff, u64 len,
+		    u32 *status)
+{
+	int ret = sxrc_copy_range(&s->remote, off, src, soff, len, s->qp);
+
+	if (!ret || ret == -EWOULDBLOCK)
+		return ret;
+	if (wqe)
+		sxrc_recv_stopped(dest, s);
+	if (ret == -EFAULT) {
+		*status = sxrc_fault_status(s);
+		return -EFAULT;
+	}
+	return -EINTR;
+}
+
+/* The end of an RDMA WRITE with immediate: its receive WQE completes. */
+void sxrc_write_last(struct sxrc_qp *dest, struct sxrc_scratch *s, u32 flags,
+		     u32 imm, u64 len)
+{
+	struct sxrc_cqe rcqe = {
+		.opcode = SXRC_WC_OP_RECV_RDMA_WITH_IMM,
+		.wc_flags = SXRC_WC_WITH_IMM,
+		.imm_data = imm,
+		.solicited = !!(flags & SXRC_MSG_SOLICITED),
+	};
+
+	sxrc_recv_done(dest, s, &rcqe, len);
+}
+
+/*
+ * A SEND (+IMM, +INV) to @dest, whole.  The local path runs where it may
+ * wait for ODP pages (sxrc_may_wait()): no step returns -EWOULDBLOCK.
+ */
 static enum sxrc_resp sxrc_resp_send(struct sxrc_qp *dest,
 				     const struct sxrc_msg *m,
 				     struct sxrc_scratch *s, u32 *status,
 				     bool *stopped)
 {
 	struct sxrc_dev *dev = dest->obj.ctx->dev;
-	struct sxrc_cqe rcqe = {
-		.opcode = SXRC_WC_OP_RECV,
-		.solicited = !!(m->flags & SXRC_MSG_SOLICITED),
-	};
 	enum sxrc_resp resp;
-	u64 len = m->len;
 	int ret;
 
 	if ((m->flags & SXRC_MSG_INV) &&
@@ -306,58 +442,33 @@ static enum sxrc_resp sxrc_resp_send(struct sxrc_qp *dest,
 		*status = SXRC_WC_REM_INV_REQ_ERR;
 		return SXRC_RESP_ERR;
 	}
-	resp = sxrc_recv_take(dest, s, len, status);
+	resp = sxrc_recv_take(dest, s, m->len, status);
 	if (resp != SXRC_RESP_OK)
 		return resp;
-	ret = sxrc_copy_sgl(&s->peer, 0, m->data, s->qp);
-	if (ret == -EFAULT && s->peer.fault) {
-		/* As a bad lkey in the receive WQE (sxrc_recv_take()). */
-		sxrc_sgl_release(&s->peer);
-		sxrc_recv_error(dest, s, SXRC_WC_LOC_PROT_ERR);
-		sxrc_responder_error(dest, SXRC_EVENT_QP_FATAL);
-		*status = SXRC_WC_REM_OP_ERR;
-		return SXRC_RESP_ERR;
-	}
-	if (ret) {
-		sxrc_recv_stopped(dest, s);
-		if (ret == -EFAULT) {
-			*status = SXRC_WC_LOC_PROT_ERR;
-			return SXRC_RESP_ERR;
-		}
+	ret = sxrc_send_data(dest, s, 0, m->data, 0, m->len, status);
+	if (ret == -EINTR) {
 		*stopped = true;
 		return SXRC_RESP_OK;
 	}
-	if (m->flags & SXRC_MSG_IMM) {
-		rcqe.wc_flags = SXRC_WC_WITH_IMM;
-		rcqe.imm_data = m->imm_data;
-	} else if (m->flags & SXRC_MSG_INV) {
-		sxrc_invalidate(dev, sxrc_remote_pd(dest, s), dest, m->imm_data,
-				s);
-		rcqe.wc_flags = SXRC_WC_WITH_INV;
-		rcqe.imm_data = m->imm_data;
-	}
-	sxrc_recv_done(dest, s, &rcqe, len);
+	if (ret)
+		return SXRC_RESP_ERR;
+	if (sxrc_send_last(dest, s, m->flags, m->imm_data, m->len, false,
+			   status))
+		return SXRC_RESP_ERR;
 	return SXRC_RESP_OK;
 }
 
-/* An RDMA WRITE (+IMM) to @dest. */
+/* An RDMA WRITE (+IMM) to @dest, whole. */
 static enum sxrc_resp sxrc_resp_write(struct sxrc_qp *dest,
 				      const struct sxrc_msg *m,
 				      struct sxrc_scratch *s, u32 *status,
 				      bool *stopped)
 {
 	bool imm = m->flags & SXRC_MSG_IMM;
-	struct sxrc_cqe rcqe = {
-		.opcode = SXRC_WC_OP_RECV_RDMA_WITH_IMM,
-		.wc_flags = SXRC_WC_WITH_IMM,
-		.imm_data = m->imm_data,
-		.solicited = !!(m->flags & SXRC_MSG_SOLICITED),
-	};
-	u64 len = m->len;
 	enum sxrc_resp resp;
 	int ret;
 
-	if (sxrc_remote_range(dest, m, s, SXRC_ACCESS_REMOTE_WRITE, len)) {
+	if (sxrc_remote_range(dest, m, s, SXRC_ACCESS_REMOTE_WRITE, m->len)) {
 		*status = SXRC_WC_REM_ACCESS_ERR;
 		return SXRC_RESP_ERR;
 	}
@@ -369,19 +480,14 @@ static enum sxrc_resp sxrc_resp_write(struct sxrc_qp *dest,
 			return resp;
 		}
 	}
-	ret = sxrc_copy_sgl(&s->remote, 0, m->data, s->qp);
+	ret = sxrc_write_data(dest, s, imm, 0, m->data, 0, m->len, status);
 	sxrc_sgl_release(&s->remote);
-	if (ret) {
-		if (imm)
-			sxrc_recv_stopped(dest, s);
-		if (ret == -EFAULT) {
-			*status = sxrc_fault_status(s);
-			return SXRC_RESP_ERR;
-		}
+	if (ret == -EFAULT)
+		return SXRC_RESP_ERR;
+	if (ret)
 		*stopped = true;
-	} else if (imm) {
-		sxrc_recv_done(dest, s, &rcqe, len);
-	}
+	else if (imm)
+		sxrc_write_last(dest, s, m->flags, m->imm_data, m->len);
 	return SXRC_RESP_OK;
 }
 

@@ -180,7 +180,19 @@ static int sxrc_wresp_xsrq(struct sxrc_dev *dev, struct sxrc_qp *qp,
 	return 0;
 }
 
-/* A SEND packet: into the receive WQE its message took. */
+/* The SXRC_MSG_* flags of a packet's message. */
+static u32 sxrc_pkt_flags(const struct sxrc_pkt *p)
+{
+	return (p->attr & SXRC_PA_IMM ? SXRC_MSG_IMM : 0) |
+	       (p->attr & SXRC_PA_IETH ? SXRC_MSG_INV : 0) |
+	       (p->se ? SXRC_MSG_SOLICITED : 0);
+}
+
+/*
+ * A SEND packet: into the receive WQE its message took, by the
+ * responder's steps (responder.c); what is the wire's here is the
+ * message's state from packet to packet.
+ */
 static enum sxrc_wresp sxrc_wresp_send(struct sxrc_dev *dev,
 				       struct sxrc_qp *qp,
 				       struct sxrc_pkt *p, u32 *status)
@@ -188,10 +200,6 @@ static enum sxrc_wresp sxrc_wresp_send(struct sxrc_dev *dev,
 	struct sxrc_wire_qp *w = qp->wire;
 	struct sxrc_scratch *s = w->rs;
 	bool rc = sxrc_reliable(qp->type);
-	struct sxrc_cqe rcqe = {
-		.opcode = SXRC_WC_OP_RECV,
-		.solicited = p->se,
-	};
 	struct sxrc_sgl src;
 	enum sxrc_resp resp;
 	int ret;
@@ -234,15 +242,13 @@ static enum sxrc_wresp sxrc_wresp_send(struct sxrc_dev *dev,
 		return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
 	}
 	sxrc_pkt_sgl(p, &src);
-	ret = sxrc_copy_range(&s->peer, w->in_off, &src, 0, p->paylen, qp);
+	ret = sxrc_send_data(qp, s, w->in_off, &src, 0, p->paylen, status);
 	if (ret == -EWOULDBLOCK)
 		return SXRC_WRESP_DEFER;
 	if (ret) {
-		/* An ODP page gone, or the QP destroyed: as sxrc_resp_send(). */
-		sxrc_wresp_abort(qp, w, ret == -EFAULT ? SXRC_WC_LOC_PROT_ERR :
-					SXRC_WC_WR_FLUSH_ERR);
-		if (ret == -EFAULT)
-			sxrc_responder_error(qp, SXRC_EVENT_QP_FATAL);
+		/* Its WQE completed: an ODP page gone, or the QP destroyed. */
+		w->in_rwqe = false;
+		sxrc_wresp_abort(qp, w, 0);
 		*status = SXRC_WC_REM_OP_ERR;
 		return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
 	}
@@ -250,27 +256,13 @@ static enum sxrc_wresp sxrc_wresp_send(struct sxrc_dev *dev,
 	if (!(p->attr & SXRC_PA_LAST))
 		return SXRC_WRESP_OK;
 
-	if (p->attr & SXRC_PA_IMM) {
-		rcqe.wc_flags = SXRC_WC_WITH_IMM;
-		rcqe.imm_data = p->imm;
-	} else if (p->attr & SXRC_PA_IETH) {
-		if (sxrc_invalidate(dev, sxrc_remote_pd(qp, s), qp, p->imm,
-				    s)) {
-			sxrc_wresp_abort(qp, w, SXRC_WC_LOC_QP_OP_ERR);
-			*status = SXRC_WC_REM_INV_REQ_ERR;
-			return SXRC_WRESP_ERR;
-		}
-		rcqe.wc_flags = SXRC_WC_WITH_INV;
-		rcqe.imm_data = p->imm;
-		if (s->inv_umem) {
-			sxrc_umem_quiesce(s->inv_umem);
-			sxrc_umem_put(s->inv_umem);
-			s->inv_umem = NULL;
-		}
-	}
-	sxrc_recv_done(qp, s, &rcqe, w->in_off);
+	/* Done with the message either way: its WQE is completed. */
+	ret = sxrc_send_last(qp, s, sxrc_pkt_flags(p), p->imm, w->in_off,
+			     true, status);
 	w->in_rwqe = false;
 	sxrc_wresp_abort(qp, w, 0);
+	if (ret)
+		return SXRC_WRESP_ERR;
 	w->msn++;
 	return SXRC_WRESP_OK;
 }
@@ -283,12 +275,6 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 	struct sxrc_wire_qp *w = qp->wire;
 	struct sxrc_scratch *s = w->rs;
 	bool rc = sxrc_reliable(qp->type);
-	struct sxrc_cqe rcqe = {
-		.opcode = SXRC_WC_OP_RECV_RDMA_WITH_IMM,
-		.wc_flags = SXRC_WC_WITH_IMM,
-		.imm_data = p->imm,
-		.solicited = p->se,
-	};
 	struct sxrc_sgl src;
 	enum sxrc_resp resp;
 	int ret;
@@ -349,14 +335,17 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 		w->in_rwqe = true;
 	}
 	sxrc_pkt_sgl(p, &src);
-	ret = sxrc_copy_range(&s->remote, w->in_off, &src, 0, p->paylen, qp);
+	ret = sxrc_write_data(qp, s, w->in_rwqe, w->in_off, &src, 0,
+			      p->paylen, status);
 	if (ret == -EWOULDBLOCK) {
 		if (p->attr & SXRC_PA_FIRST)
 			sxrc_wresp_abort(qp, w, 0);
 		return SXRC_WRESP_DEFER;
 	}
 	if (ret) {
-		sxrc_wresp_abort(qp, w, SXRC_WC_WR_FLUSH_ERR);
+		/* The WQE of its immediate, if taken, completed flushed. */
+		w->in_rwqe = false;
+		sxrc_wresp_abort(qp, w, 0);
 		*status = SXRC_WC_REM_ACCESS_ERR;
 		return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
 	}
@@ -364,7 +353,7 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 	if (!(p->attr & SXRC_PA_LAST))
 		return SXRC_WRESP_OK;
 	if (p->attr & SXRC_PA_IMM) {
-		sxrc_recv_done(qp, s, &rcqe, w->in_len);
+		sxrc_write_last(qp, s, sxrc_pkt_flags(p), p->imm, w->in_len);
 		w->in_rwqe = false;
 	}
 	sxrc_wresp_abort(qp, w, 0);

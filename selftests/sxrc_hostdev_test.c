@@ -303,7 +303,9 @@ TEST_F_TIMEOUT(hostdev, rc_pingpong, 150)
 
 /*
  * Debian's perftest on each through the drop-in, its own TCP exchange
- * and (-R) rdma_cm: rxe0's by its address, softxrc0's by loopback.
+ * and (-R) rdma_cm: rxe0's by its address, softxrc0's by loopback.  -F:
+ * perftest's estimate of the TSC's rate fails now and then under TCG
+ * (sxrc_link_test.c says more).
  */
 TEST_F_TIMEOUT(hostdev, write_bw, 240)
 {
@@ -314,17 +316,17 @@ TEST_F_TIMEOUT(hostdev, write_bw, 240)
 		return;
 	if (!sxrc_have("ib_write_bw"))
 		SKIP(return, "ib_write_bw is not installed");
-	snprintf(args, sizeof(args), "-x %d -n 100", self->gid_index);
+	snprintf(args, sizeof(args), "-F -x %d -n 100", self->gid_index);
 	EXPECT_EQ(0, hd_pair(hd_libdir(), "ib_write_bw", HD_RXE, args));
 	sent0 = sxrc_read_long(HD_SEND_BYTES, 10);
 	EXPECT_EQ(0, hd_pair_to(hd_libdir(), "ib_write_bw", HD_RXE,
-				"-R -n 100", HD_ADDR));
+				"-F -R -n 100", HD_ADDR));
 	EXPECT_EQ(sent0, sxrc_read_long(HD_SEND_BYTES, 10));
 	EXPECT_EQ(0, hd_pair(hd_libdir(), "ib_write_bw", "softxrc0",
-			     "-n 100"));
+			     "-F -n 100"));
 	sent0 = sxrc_read_long(HD_SEND_BYTES, 10);
 	EXPECT_EQ(0, hd_pair(hd_libdir(), "ib_write_bw", "softxrc0",
-			     "-R -n 100"));
+			     "-F -R -n 100"));
 	/* 100 writes of perftest's 65,536 bytes each, through softxrc0. */
 	EXPECT_LE(sent0 + 100 * 65536, sxrc_read_long(HD_SEND_BYTES, 10));
 }
@@ -419,7 +421,7 @@ TEST_F_TIMEOUT(hostdev, host_wide, 120)
 		EXPECT_EQ(0, hd_rping(NULL, HD_ADDR, HD_ADDR));
 	if (sxrc_have("ib_write_bw"))
 		EXPECT_EQ(0, hd_pair_to(NULL, "ib_write_bw", HD_RXE,
-					"-R -n 100", HD_ADDR));
+					"-F -R -n 100", HD_ADDR));
 
 	unlink(HD_LDSO_CONF);
 	EXPECT_EQ(0, system("/sbin/ldconfig"));

@@ -401,14 +401,20 @@ FIXTURE_VARIANT_ADD(linkprog, srq_pingpong) {
 FIXTURE_VARIANT_ADD(linkprog, xsrq_pingpong) {
 	.prog = "ibv_xsrq_pingpong", .args = "-g 1 -n 50",
 };
+/*
+ * perftest times with the TSC and estimates its rate by a regression,
+ * which fails now and then under TCG ("Correlation coefficient r^2 <
+ * 0.9": "Can't produce a report", exit 1): -F takes the figures as they
+ * are.  The test is of the exchange, not of the figures.
+ */
 FIXTURE_VARIANT_ADD(linkprog, send_lat) {
-	.prog = "ib_send_lat", .args = "-x 1 -n 100",
+	.prog = "ib_send_lat", .args = "-F -x 1 -n 100",
 };
 FIXTURE_VARIANT_ADD(linkprog, write_bw) {
-	.prog = "ib_write_bw", .args = "-x 1 -n 100",
+	.prog = "ib_write_bw", .args = "-F -x 1 -n 100",
 };
 FIXTURE_VARIANT_ADD(linkprog, read_lat) {
-	.prog = "ib_read_lat", .args = "-x 1 -n 100",
+	.prog = "ib_read_lat", .args = "-F -x 1 -n 100",
 };
 
 TEST_F_TIMEOUT(linkprog, runs, 300)
