@@ -205,16 +205,21 @@ static void sxrc_sq_process(struct sxrc_qp *qp)
 			}
 		}
 
-		/* Done with this WQE, one way or the other. */
+		/*
+		 * Done with this WQE, one way or the other.  Its slot is free
+		 * before its completion can be seen (as on the wire): a poster
+		 * that waits for one completion to post the next (a latency
+		 * test, with the polling thread running the queue) finds room.
+		 */
 		trace_sxrc_send_wqe(qp, &s->wqe, res.status, res.byte_len);
+		qp->sq.cons++;
+		qp->sq.next = qp->sq.cons;
+		sxrc_ring_publish_cons(ring, qp->sq.cons);
 		sxrc_sq_complete(qp, s->wqe.wr_id,
 				 sxrc_wc_opcode(s->wqe.opcode), res.status,
 				 res.byte_len,
 				 qp->sq_sig_all ||
 				 (s->wqe.send_flags & SXRC_SEND_SIGNALED));
-		qp->sq.cons++;
-		qp->sq.next = qp->sq.cons;
-		sxrc_ring_publish_cons(ring, qp->sq.cons);
 		sxrc_reset_retries(qp);
 		/* After an error the QP is in ERR: the loop flushes the rest. */
 	}

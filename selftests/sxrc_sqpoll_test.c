@@ -464,6 +464,62 @@ TEST_F(sqpoll, verbs_env_and_idle_sleep)
 }
 
 /*
+ * A send queue of one slot, run by the thread: a poster that posts the
+ * next WQE as soon as it sees the last one's completion (a latency test:
+ * ib_read_lat, ib_atomic_lat) always finds the slot free.  The thread
+ * publishes the slot before it writes the completion.
+ */
+TEST_F(sqpoll, slot_free_when_completion_seen)
+{
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+		.max_recv_sge = 1,
+	};
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf, .length = 8 };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_qp *a, *b;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	long n;
+	int i, got, ret = 0;
+
+	mr = ibv_reg_mr(self->pd, self->buf, 8192, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_READ);
+	ASSERT_NE(NULL, mr);
+	sge.lkey = mr->lkey;
+	ASSERT_EQ(0, setenv("SOFTXRC_SQPOLL", "1", 1));
+	a = sxrc_create_qp(self->pd, self->cq, IBV_QPT_RC, 0, &cap);
+	b = sxrc_create_qp(self->pd, self->cq, IBV_QPT_RC, 0, &cap);
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, sxrc_rc_connect(a, b->qp_num, 0));
+	ASSERT_EQ(0, sxrc_rc_connect(b, a->qp_num, IBV_ACCESS_REMOTE_READ));
+	wr.wr.rdma.remote_addr = (uintptr_t)self->buf + 4096;
+	wr.wr.rdma.rkey = mr->rkey;
+	for (i = 0; i < 2000 && !ret; i++) {
+		wr.wr_id = i;
+		ret = ibv_post_send(a, &wr, &bad);
+		if (ret)
+			break;
+		/* Spin, as perftest does: no sleep lets the thread catch up. */
+		for (n = 0; !(got = ibv_poll_cq(self->cq, 1, &wc)); n++)
+			if (n > 100000000)
+				break;
+		if (got != 1 || wc.status)
+			ret = -1;
+	}
+	EXPECT_EQ(0, ret) {
+		TH_LOG("post %d: %s", i, ret > 0 ? strerror(ret) : "no completion");
+	}
+	EXPECT_EQ(0, ibv_destroy_qp(a));
+	EXPECT_EQ(0, ibv_destroy_qp(b));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+}
+
+/*
  * A process that exits, or is killed, while its polled QPs stream WRITEs
  * leaves nothing behind: the thread lets go of every QP.
  */
