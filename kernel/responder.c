@@ -385,7 +385,11 @@ int sxrc_send_last(struct sxrc_qp *dest, struct sxrc_scratch *s, u32 flags,
  * @dest: the receiving QP, whose range was resolved (s->remote)
  * @s: the responder's scratch
  * @wqe: a receive WQE was taken for the immediate (s->peer)
- * @off, @src, @soff, @len, @status: as sxrc_send_data()
+ * @off: where in the range
+ * @src: the bytes: the sender's list, or a packet's payload
+ * @soff: from where in @src
+ * @len: how many
+ * @status: what the requester learns, on an error
  *
  * Return: 0 or -EWOULDBLOCK as sxrc_send_data(); otherwise the WQE taken
  * for the immediate completes flushed: -EFAULT, a page of the range or
