@@ -428,6 +428,25 @@ static int pingpong(FIXTURE_DATA(sqpoll) *self, struct ibv_qp *a,
 }
 
 /*
+ * Two RC QPs of @cap connected to each other, made as an unmodified
+ * program makes them with SOFTXRC_SQPOLL=1 (the thread runs them); b
+ * grants @access_b.  0, or -1.
+ */
+static int sqpoll_pair(FIXTURE_DATA(sqpoll) *self, struct ibv_qp_cap *cap,
+		       unsigned int access_b, struct ibv_qp **a,
+		       struct ibv_qp **b)
+{
+	if (setenv("SOFTXRC_SQPOLL", "1", 1))
+		return -1;
+	*a = sxrc_create_qp(self->pd, self->cq, IBV_QPT_RC, 0, cap);
+	*b = sxrc_create_qp(self->pd, self->cq, IBV_QPT_RC, 0, cap);
+	if (!*a || !*b || sxrc_rc_connect(*a, (*b)->qp_num, 0) ||
+	    sxrc_rc_connect(*b, (*a)->qp_num, access_b))
+		return -1;
+	return 0;
+}
+
+/*
  * Unmodified verbs programs with SOFTXRC_SQPOLL=1: traffic flows while
  * the thread is awake, after it went to sleep (the library rings the
  * doorbell then), and while it spins again.  With no polled QP left
@@ -445,13 +464,7 @@ TEST_F(sqpoll, verbs_env_and_idle_sleep)
 	pid = sqpoll_pid();
 	ASSERT_NE(0, pid);
 	ASSERT_EQ(0, sxrc_param_write(IDLE_PARAM, 20));
-	ASSERT_EQ(0, setenv("SOFTXRC_SQPOLL", "1", 1));
-	a = sxrc_create_qp(self->pd, self->cq, IBV_QPT_RC, 0, &cap);
-	b = sxrc_create_qp(self->pd, self->cq, IBV_QPT_RC, 0, &cap);
-	ASSERT_NE(NULL, a);
-	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, sxrc_rc_connect(a, b->qp_num, 0));
-	ASSERT_EQ(0, sxrc_rc_connect(b, a->qp_num, 0));
+	ASSERT_EQ(0, sqpoll_pair(self, &cap, 0, &a, &b));
 	EXPECT_EQ(0, pingpong(self, a, b, 200));
 	/* Idle for far longer than 20 ms: it sleeps, posts still complete. */
 	EXPECT_TRUE(thread_sleeps(pid, 3000));
@@ -490,13 +503,7 @@ TEST_F(sqpoll, slot_free_when_completion_seen)
 			IBV_ACCESS_REMOTE_READ);
 	ASSERT_NE(NULL, mr);
 	sge.lkey = mr->lkey;
-	ASSERT_EQ(0, setenv("SOFTXRC_SQPOLL", "1", 1));
-	a = sxrc_create_qp(self->pd, self->cq, IBV_QPT_RC, 0, &cap);
-	b = sxrc_create_qp(self->pd, self->cq, IBV_QPT_RC, 0, &cap);
-	ASSERT_NE(NULL, a);
-	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, sxrc_rc_connect(a, b->qp_num, 0));
-	ASSERT_EQ(0, sxrc_rc_connect(b, a->qp_num, IBV_ACCESS_REMOTE_READ));
+	ASSERT_EQ(0, sqpoll_pair(self, &cap, IBV_ACCESS_REMOTE_READ, &a, &b));
 	wr.wr.rdma.remote_addr = (uintptr_t)self->buf + 4096;
 	wr.wr.rdma.rkey = mr->rkey;
 	for (i = 0; i < 2000 && !ret; i++) {

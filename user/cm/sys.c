@@ -101,10 +101,6 @@ static void sxcm_sys_load(void)
 {
 	const char *env = secure_getenv("SOFTXRC_SYSTEM_RDMACM");
 	struct rdma_event_channel *(*create_ch)(void);
-	struct ibv_context **(*get_devices)(int *);
-	void (*free_devices)(struct ibv_context **);
-	struct ibv_context **list;
-	int n = 0;
 
 	/*
 	 * The kernel's rdma_cm (rdma_ucm) is what the library talks to,
@@ -126,13 +122,9 @@ static void sxcm_sys_load(void)
 	}
 	if (!sxcm_sys_handle)
 		return;
-	get_devices = dlsym(sxcm_sys_handle, "rdma_get_devices");
-	free_devices = dlsym(sxcm_sys_handle, "rdma_free_devices");
+	/* A channel of its own, for sxcm_sys_owns(): the library works. */
 	create_ch = dlsym(sxcm_sys_handle, "rdma_create_event_channel");
-	list = get_devices && free_devices ? get_devices(&n) : NULL;
-	if (list)
-		free_devices(list);
-	if (n > 0 && create_ch)
+	if (create_ch)
 		sxcm_probe_ch = create_ch();
 	if (!sxcm_probe_ch) {
 		dlclose(sxcm_sys_handle);
