@@ -7,7 +7,7 @@
 #   make modules-all     the module for every kernel tools/kver --all lists
 #   make demo            boot a guest and run an rdma-core program on softxrc0
 #   make bench           benchmarks against rdma_rxe and memcpy, in a guest,
-#                        then across two guests (tools/bench-wire)
+#                        then across two guests (bench/bench, bench/bench-wire)
 #   make check           install what is missing, build, run the selftests
 #                        on every installed Debian kernel, then softxrc
 #                        against rdma_rxe across two guests (~10 minutes)
@@ -79,11 +79,11 @@ selftests: user
 # guests, build/bench/wire.txt.
 bench: all
 	$(MAKE) -C $(TOP)/bench BUILD=$(BUILD)
-	$(TOP)/tools/bench --kernel $(KVER)
-	$(TOP)/tools/bench-wire --kernel $(KVER) --no-build
+	$(TOP)/bench/bench --kernel $(KVER)
+	$(TOP)/bench/bench-wire --kernel $(KVER) --no-build
 
 demo: all
-	$(TOP)/tools/vm-run --kernel $(KVER) -- $(TOP)/tools/demo
+	$(TOP)/tools/vm-run --kernel $(KVER) -- $(TOP)/tools/guest/demo
 
 # The builds use every CPU: they are a good part of the run's time.
 NPROC := $(shell nproc 2>/dev/null || echo 1)

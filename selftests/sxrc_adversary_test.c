@@ -737,7 +737,7 @@ FIXTURE_TEARDOWN(adv)
 		ibv_free_device_list(vi->list);
 }
 
-/* tools/run-selftests bounds each program (SXRC_SELFTEST_TIMEOUT). */
+/* tools/guest/run-selftests bounds each program (SXRC_SELFTEST_TIMEOUT). */
 TEST_F_TIMEOUT(adv, two_processes, 3600)
 {
 	struct victim *vi = &self->vi;

@@ -506,8 +506,8 @@ static const char *const obj_attrs[] = {
 
 /*
  * The harness's own limit is generous: a million calls on a KASAN kernel
- * under TCG take minutes.  tools/run-selftests bounds each program
- * (SXRC_SELFTEST_TIMEOUT).
+ * under TCG take minutes.  tools/guest/run-selftests bounds each
+ * program (SXRC_SELFTEST_TIMEOUT).
  */
 FIXTURE(fuzz) {
 	int unused;

@@ -494,8 +494,8 @@ static pid_t spawn(FIXTURE_DATA(soak) *self, int slot)
 
 /*
  * Capped at SOAK_SECS unless SXRC_SOAK_ROUNDS asks for a number of rounds
- * (make check-debug asks for 1,000); tools/run-selftests bounds each
- * program (SXRC_SELFTEST_TIMEOUT).
+ * (make check-debug asks for 1,000); tools/guest/run-selftests bounds
+ * each program (SXRC_SELFTEST_TIMEOUT).
  */
 TEST_F_TIMEOUT(soak, kill9_rounds, 3600)
 {

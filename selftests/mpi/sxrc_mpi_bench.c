@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * sxrc_mpi_bench: the MPI figures of tools/bench (section mpi).
+ * sxrc_mpi_bench: the MPI figures of bench/bench (section mpi).
  *
  *   sxrc_mpi_bench pingpong    2 ranks: 8 B ping-pong latency (half the
  *                              round trip) and 1 MiB streaming bandwidth
