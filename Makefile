@@ -39,11 +39,11 @@ KSRCS  := $(wildcard $(TOP)/kernel/*.c $(TOP)/kernel/*.h) $(TOP)/Kbuild
 UAPI   := $(wildcard $(TOP)/uapi/rdma/*.h)
 LINUX_SOURCE ?= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 
-.PHONY: all module modules-all user selftests bench demo check check-full \
+.PHONY: all module modules-all user selftests tools bench demo check check-full \
 	check-debug check-wire checkpatch \
 	sparse clean help install uninstall dkms-install
 
-all: module user selftests
+all: module user selftests tools
 
 help:
 	@sed -n '3,/^$$/p' $(TOP)/Makefile | sed 's/^# \{0,1\}//'
@@ -74,6 +74,10 @@ selftests: user
 	$(MAKE) -C $(TOP)/selftests BUILD=$(BUILD) LINUX_SOURCE=$(LINUX_SOURCE)
 	$(MAKE) -C $(TOP)/selftests/mpi BUILD=$(BUILD)
 
+# The test ground's programs (tools/Makefile): the two-host transfer.
+tools:
+	$(MAKE) -C $(TOP)/tools BUILD=$(BUILD)
+
 # Benchmarks (not tests): softxrc against rdma_rxe and memcpy in one guest;
 # the report lands in build/bench/results.txt; then the two across two
 # guests, build/bench/wire.txt.
@@ -90,14 +94,14 @@ NPROC := $(shell nproc 2>/dev/null || echo 1)
 
 check:
 	$(TOP)/tools/deps
-	$(MAKE) -C $(TOP) -j$(NPROC) modules-all user selftests
+	$(MAKE) -C $(TOP) -j$(NPROC) modules-all user selftests tools
 	$(TOP)/tools/check
 
 # A failed MPICH build fails its tests (SXRC_MPI_REQUIRE), not the run.
 check-full:
 	$(TOP)/tools/deps
 	-$(TOP)/tools/mpich-ofi >/dev/null
-	$(MAKE) -C $(TOP) -j$(NPROC) modules-all user selftests
+	$(MAKE) -C $(TOP) -j$(NPROC) modules-all user selftests tools
 	$(TOP)/tools/check --full
 
 check-debug:
@@ -109,7 +113,7 @@ check-debug:
 # (guest b) unless WIRE_PAIR says otherwise.
 WIRE_PAIR ?= sx-rxe
 
-check-wire: module user
+check-wire: module user tools
 	$(TOP)/tools/check-wire --kernel $(KVER) --pair $(WIRE_PAIR)
 
 # kernel/compat.h alone tests LINUX_VERSION_CODE, as an out-of-tree module

@@ -36,6 +36,7 @@
 #include <infiniband/softxrc_xrc.h>
 
 #include "kselftest_harness.h"
+#include "sxrc_stream.h"
 #include "sxrc_test.h"
 #include "sxrc_util.h"
 
@@ -273,47 +274,6 @@ static inline void ws_end_close(struct ws_end *e)
 	if (e->ctx)
 		ibv_close_device(e->ctx);
 	memset(e, 0, sizeof(*e));
-}
-
-/* The stream's byte at offset @off (seeded by @seed): cheap, no period. */
-static inline uint64_t ws_word(uint64_t i, uint64_t seed)
-{
-	uint64_t z = i * 0x9e3779b97f4a7c15ULL + seed;
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static inline void ws_fill(uint8_t *p, uint64_t off, size_t len, uint64_t seed)
-{
-	size_t i = 0;
-
-	while (i < len) {
-		uint64_t w = ws_word((off + i) >> 3, seed);
-		unsigned int b = (off + i) & 7;
-
-		for (; b < 8 && i < len; b++, i++)
-			p[i] = w >> (b * 8);
-	}
-}
-
-/* The offset of the first byte of @p that is not the stream's, or -1. */
-static inline long ws_check(const uint8_t *p, uint64_t off, size_t len,
-			    uint64_t seed)
-{
-	uint8_t buf[4096];
-	size_t done, n, i;
-
-	for (done = 0; done < len; done += n) {
-		n = len - done < sizeof(buf) ? len - done : sizeof(buf);
-		ws_fill(buf, off + done, n, seed);
-		if (memcmp(buf, p + done, n))
-			for (i = 0; i < n; i++)
-				if (buf[i] != p[done + i])
-					return done + i;
-	}
-	return -1;
 }
 
 /*

@@ -286,7 +286,7 @@ TEST_F_TIMEOUT(peer, pages_gone_in_flight, 120)
 	 */
 	ASSERT_EQ(0, ibv_modify_qp(self->a.qp, &reset, IBV_QP_STATE));
 	ASSERT_EQ(0, ws_connect(&self->a, &self->b, 19, 3, 2));
-	ws_fill(self->a.mem, 0, WS_LENT_MSGS * WS_LENT_LEN, 77);
+	sxrc_stream_fill(self->a.mem, 0, WS_LENT_MSGS * WS_LENT_LEN, 77);
 	self->cut = true;
 	ASSERT_EQ(0, sxrc_sh("tc qdisc change dev " WS_IF_A
 			   " root netem delay 500ms"));
@@ -324,7 +324,7 @@ TEST_F_TIMEOUT(peer, pages_gone_in_flight, 120)
 		EXPECT_EQ(IBV_WC_RECV, wc[i].opcode);
 		EXPECT_EQ(i, wc[i].wr_id);
 		EXPECT_EQ(WS_LENT_LEN, wc[i].byte_len);
-		EXPECT_EQ(-1, ws_check(self->b.mem + i * WS_LENT_LEN,
+		EXPECT_EQ(-1, sxrc_stream_check(self->b.mem + i * WS_LENT_LEN,
 				       i * WS_LENT_LEN, WS_LENT_LEN, 77));
 	}
 }
@@ -391,7 +391,7 @@ TEST_F_TIMEOUT(peer, odp_memory, 120)
 	mr = ibv_reg_mr(self->b.pd, mem, len, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND);
 	ASSERT_NE(NULL, mr);
-	ws_fill(self->a.mem, 0, len, 91);
+	sxrc_stream_fill(self->a.mem, 0, len, 91);
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, ws_post_recv_at(&self->b, mr,
 					     mem + i * WS_ODP_LEN,
@@ -426,7 +426,7 @@ TEST_F_TIMEOUT(peer, odp_memory, 120)
 		EXPECT_EQ(WS_ODP_LEN, wc[i].byte_len);
 	}
 	EXPECT_EQ(3, ntohl(wc[2].imm_data));
-	EXPECT_EQ(-1, ws_check(mem, 0, len, 91));
+	EXPECT_EQ(-1, sxrc_stream_check(mem, 0, len, 91));
 	/* Nothing more. */
 	EXPECT_EQ(0, sxrc_poll_n(self->b.cq, wc, 1, 200));
 	ibv_dereg_mr(mr);
@@ -508,7 +508,7 @@ TEST_F_TIMEOUT(peer, ud_odp_memory, 120)
 
 		ASSERT_EQ(0, ibv_post_recv(ub, &wr, &bad));
 	}
-	ws_fill(self->a.mem, 0, n * len, 77);
+	sxrc_stream_fill(self->a.mem, 0, n * len, 77);
 	for (i = 0; i < n; i++) {
 		struct ibv_sge sge = {
 			.addr = (uintptr_t)self->a.mem + i * len,
@@ -528,7 +528,7 @@ TEST_F_TIMEOUT(peer, ud_odp_memory, 120)
 		EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
 		EXPECT_EQ(i, wc[0].wr_id);
 		EXPECT_EQ(len + 40, wc[0].byte_len);
-		EXPECT_EQ(-1, ws_check(mem + i * stride + 40, i * len, len,
+		EXPECT_EQ(-1, sxrc_stream_check(mem + i * stride + 40, i * len, len,
 				       77));
 	}
 	EXPECT_EQ(0, sxrc_poll_n(self->b.cq, wc, 1, 200));

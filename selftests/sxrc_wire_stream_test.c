@@ -153,7 +153,7 @@ TEST_F_TIMEOUT(stream, sends, WS_SECS + 60)
 				.imm_data = htonl((uint32_t)sent),
 			}, *bad;
 
-			ws_fill(src, offs[sent], lens[sent], 1);
+			sxrc_stream_fill(src, offs[sent], lens[sent], 1);
 			ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
 			sent_bytes += lens[sent++];
 		}
@@ -180,7 +180,7 @@ TEST_F_TIMEOUT(stream, sends, WS_SECS + 60)
 			ASSERT_TRUE(wc[i].wc_flags & IBV_WC_WITH_IMM);
 			ASSERT_EQ((uint32_t)recvd, ntohl(wc[i].imm_data));
 			ASSERT_EQ(lens[recvd], wc[i].byte_len);
-			bad = ws_check(p, offs[recvd], lens[recvd], 1);
+			bad = sxrc_stream_check(p, offs[recvd], lens[recvd], 1);
 			ASSERT_EQ(-1, bad) {
 				TH_LOG("message %llu: byte %ld of %u differs",
 				       (unsigned long long)recvd, bad,
@@ -276,16 +276,16 @@ TEST_F_TIMEOUT(stream, writes, WS_SECS + 60)
 	uint8_t *src = self->a.mem, *back = self->a.mem + len;
 	long bad;
 
-	ws_fill(src, 0, len, 2);
+	sxrc_stream_fill(src, 0, len, 2);
 	memset(self->b.mem, 0, len);
 	memset(back, 0, len);
 	ASSERT_EQ(0, ws_rdma_all(_metadata, self, IBV_WR_RDMA_WRITE, src, len,
 				 7));
-	bad = ws_check(self->b.mem, 0, len, 2);
+	bad = sxrc_stream_check(self->b.mem, 0, len, 2);
 	ASSERT_EQ(-1, bad) TH_LOG("the peer's byte %ld differs", bad);
 	ASSERT_EQ(0, ws_rdma_all(_metadata, self, IBV_WR_RDMA_READ, back, len,
 				 11));
-	bad = ws_check(back, 0, len, 2);
+	bad = sxrc_stream_check(back, 0, len, 2);
 	ASSERT_EQ(-1, bad) TH_LOG("byte %ld read back differs", bad);
 	TH_LOG("%zu bytes written and read back", len);
 	ws_netem_seen(_metadata, self);

@@ -4,8 +4,9 @@
  * order.  Not a kselftest: a standalone program over the public verbs
  * API alone, so that one binary runs on rdma_rxe (Debian's libibverbs)
  * and on softxrc (LD_LIBRARY_PATH=build/lib, the drop-in library).
- * tools/wire-side runs it as the case stream_netem, with netem spoiling
- * the link between two tools/vm-pair guests.
+ * tools/guest/check-wire runs it as the case stream_netem, with netem
+ * spoiling the link between two tools/vm-pair guests.  A program of the
+ * test ground, not a selftest: tools/Makefile builds it in build/wire/.
  *
  *   sxrc_wire_xfer -d DEV -g GIDINDEX -p TCPPORT [-M MIB] [-t EXP]
  *                                      the server: the RECEIVER
@@ -57,6 +58,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "sxrc_stream.h"
+
 #define XF_MSG_MAX	65536		/* the longest message */
 #define XF_WINDOW	64		/* receive WQEs; unacknowledged sends */
 #define XF_STALL_SECS	60		/* no progress for this long: failure */
@@ -92,65 +95,7 @@ static double xf_now(void)
  * The stream: message lengths and bytes, the same on both sides
  */
 
-/* A 64-bit mixer (splitmix64's finaliser): no period worth the name. */
-static uint64_t xf_mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* The little-endian word that holds stream bytes 8 * @i to 8 * @i + 7. */
-static uint64_t xf_word(uint64_t i)
-{
-	return htole64(xf_mix(i * 0x9e3779b97f4a7c15ULL + XF_DATA_SEED));
-}
-
-static uint8_t xf_byte(uint64_t off)
-{
-	uint64_t w = xf_word(off >> 3);
-
-	return ((const uint8_t *)&w)[off & 7];
-}
-
-/* @len stream bytes from offset @off into @p. */
-static void xf_fill(uint8_t *p, uint64_t off, size_t len)
-{
-	size_t i = 0;
-
-	for (; i < len && ((off + i) & 7); i++)
-		p[i] = xf_byte(off + i);
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w = xf_word((off + i) >> 3);
-
-		memcpy(p + i, &w, 8);
-	}
-	for (; i < len; i++)
-		p[i] = xf_byte(off + i);
-}
-
-/*
- * The index of the first of @len bytes at @p that is not the stream's
- * from offset @off, or -1.
- */
-static long xf_check(const uint8_t *p, uint64_t off, size_t len)
-{
-	size_t i = 0;
-
-	for (; i < len && ((off + i) & 7); i++)
-		if (p[i] != xf_byte(off + i))
-			return i;
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w = xf_word((off + i) >> 3);
-
-		if (memcmp(p + i, &w, 8))
-			break;
-	}
-	for (; i < len; i++)
-		if (p[i] != xf_byte(off + i))
-			return i;
-	return -1;
-}
+/* The stream's bytes: sxrc_stream.h, as the wire selftests make them. */
 
 /*
  * The messages' lengths: 1 byte to 64 KiB, a quarter of them 64 KiB,
@@ -162,7 +107,7 @@ static uint64_t xf_plan(uint64_t total, uint32_t **lens)
 	uint32_t *l = malloc(cap * sizeof(*l));
 
 	while (l && left) {
-		uint64_t r = xf_mix(s += 0x9e3779b97f4a7c15ULL);
+		uint64_t r = sxrc_mix64(s += 0x9e3779b97f4a7c15ULL);
 		uint64_t len = r & 3 ? 1 + (r >> 2) % XF_MSG_MAX : XF_MSG_MAX;
 
 		if (len > left)
@@ -644,11 +589,11 @@ static double xf_receive(struct xf_ctx *c, struct xf_tcp *t,
 			if (wc[i].byte_len != lens[recvd])
 				xf_die("message %" PRIu64 ": %u bytes, not %u",
 				       recvd, wc[i].byte_len, lens[recvd]);
-			bad = xf_check(p, off, lens[recvd]);
+			bad = sxrc_stream_check(p, off, lens[recvd], XF_DATA_SEED);
 			if (bad >= 0)
 				xf_die("message %" PRIu64 " (stream offset %" PRIu64 "): byte %ld of %u is 0x%02x, not 0x%02x",
 				       recvd, off, bad, lens[recvd], p[bad],
-				       xf_byte(off + bad));
+				       sxrc_stream_byte(off + bad, XF_DATA_SEED));
 			off += lens[recvd];
 			xf_post_recv(c, posted++);
 		}
@@ -702,7 +647,7 @@ static double xf_send(struct xf_ctx *c, struct xf_tcp *t,
 				.imm_data = htonl((uint32_t)sent),
 			}, *bad;
 
-			xf_fill(p, off, lens[sent]);
+			sxrc_stream_fill(p, off, lens[sent], XF_DATA_SEED);
 			if (ibv_post_send(c->qp, &wr, &bad))
 				xf_die("cannot post send %" PRIu64, sent);
 			off += lens[sent++];
