@@ -2,15 +2,19 @@
 #
 # softxrc top-level Makefile.
 #
-#   make                 module for KVER, userspace libraries, selftests
+#   make                 module for KVER, userspace libraries, selftests,
+#                        the test ground's programs (make tools)
 #   make KVER=<version>  the module for another installed kernel
 #   make modules-all     the module for every kernel tools/kver --all lists
 #   make demo            boot a guest and run an rdma-core program on softxrc0
-#   make bench           benchmarks against rdma_rxe and memcpy, in a guest,
-#                        then across two guests (bench/bench, bench/bench-wire)
+#   make bench           benchmarks against rdma_rxe and memcpy, in a guest
+#                        (bench/bench), then across two guests
+#                        (bench/bench-wire)
 #   make check           install what is missing, build, run the selftests
-#                        on every installed Debian kernel, then softxrc
-#                        against rdma_rxe across two guests (~10 minutes)
+#                        on every installed Debian kernel (tools/check),
+#                        then softxrc on the first kernel against rdma_rxe
+#                        on the last across two guests (tools/check-wire
+#                        --pair sx-rxe); ~11 minutes
 #   make check-full      make check and the MPI, fabric and host-device
 #                        tests, MPICH ch4:ofi built once (cached), and
 #                        softxrc against softxrc across two guests (CI)
@@ -45,8 +49,11 @@ LINUX_SOURCE ?= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 
 all: module user selftests tools
 
+# The comment at the top of this file, from its first line of text after
+# the SPDX line to its end.
 help:
-	@sed -n '3,/^$$/p' $(TOP)/Makefile | sed 's/^# \{0,1\}//'
+	@awk '/SPDX-License-Identifier/ { next } !/^#/ { exit } \
+		{ sub(/^# ?/, "") } p || $$0 != "" { p = 1; print }' $(TOP)/Makefile
 
 module: $(KOBJ)/softxrc.ko
 

@@ -85,7 +85,7 @@ struct sxrc_obj {
 };
 
 /**
- * struct sxrc_ctx - a user context: one open() of /dev/softxrcN
+ * struct sxrc_ctx - a user context: one open() of /dev/infiniband/softxrcN
  * @ref: the open file holds one reference, every object another: an
  *	object that another context's work request still reaches may
  *	outlive the file, and must still find its context

@@ -7,8 +7,9 @@
  *
  * Transport
  * ---------
- * Each softxrc device is a character device, /dev/softxrcN.  Every open()
- * creates a user context; every object made through that fd belongs to
+ * Each softxrc device is a character device (a misc device named
+ * softxrcN, its node /dev/infiniband/softxrcN).  Every open() creates a
+ * user context; every object made through that fd belongs to
  * the context and is destroyed, in dependency order, when the last
  * reference to the file goes away (close(), exit, or SIGKILL).
  *
@@ -66,7 +67,7 @@
 
 #define SXRC_ABI_VERSION	1
 
-/* Character device name prefix: /dev/softxrc0, /dev/softxrc1, ... */
+/* Device name prefix: softxrc0, softxrc1, ... (/dev/infiniband/softxrcN) */
 #define SXRC_DEV_PREFIX		"softxrc"
 
 #define SXRC_IOCTL_TYPE		0xB6
@@ -194,7 +195,7 @@ enum sxrc_features {
  *	input
  * @abi_version: SXRC_ABI_VERSION of the module
  * @features: enum sxrc_features bits
- * @dev_index: N of /dev/softxrcN
+ * @dev_index: N of /dev/infiniband/softxrcN
  * @num_ports: physical ports on the device (1)
  * @num_comp_vectors: completion vectors
  * @reserved: zero

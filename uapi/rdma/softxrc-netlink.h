@@ -99,7 +99,7 @@ enum sxrc_nl_res_class {
  * @SXRC_NL_ATTR_RES_CLASS: u32, enum sxrc_nl_res_class (request: filter)
  * @SXRC_NL_ATTR_PID: u32, pid (thread group) that opened the context
  *	(request: filter)
- * @SXRC_NL_ATTR_DEV_INDEX: u32, N of /dev/softxrcN
+ * @SXRC_NL_ATTR_DEV_INDEX: u32, N of /dev/infiniband/softxrcN
  * @SXRC_NL_ATTR_DEV_NAME: string, "softxrcN"
  * @SXRC_NL_ATTR_CTX_ID: u64, the context's number on its device
  * @SXRC_NL_ATTR_UID: u32, effective uid of the opener
