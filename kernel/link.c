@@ -255,8 +255,12 @@ static struct sxrc_dev *sxrc_link_of(struct net_device *ndev)
 	return NULL;
 }
 
-/* "softxrcN", N below SXRC_MAX_DEVICES, written without leading zeros. */
-static int sxrc_link_index(const char *name, u32 *index)
+/*
+ * A link change by name: "softxrcN", N below SXRC_MAX_DEVICES, written
+ * without leading zeros, its N in *@index.  0: RTNL and sxrc_devs_mutex
+ * are taken, sxrc_link_unlock() lets go of them; -EINVAL: nothing is.
+ */
+static int sxrc_link_lock(const char *name, u32 *index)
 {
 	size_t len = strlen(SXRC_DEV_PREFIX);
 	const char *n = name + len;
@@ -265,7 +269,15 @@ static int sxrc_link_index(const char *name, u32 *index)
 	    (n[0] == '0' && n[1]) || kstrtou32(n, 10, index) ||
 	    *index >= SXRC_MAX_DEVICES)
 		return -EINVAL;
+	rtnl_lock();
+	sxrc_devs_lock();
 	return 0;
+}
+
+static void sxrc_link_unlock(void)
+{
+	sxrc_devs_unlock();
+	rtnl_unlock();
 }
 
 /* Add a link on @ndev at @index; RTNL and sxrc_devs_mutex are held. */
@@ -294,19 +306,12 @@ int sxrc_link_add(struct net *net, const char *name, const char *ifname)
 	u32 index;
 	int ret;
 
-	ret = sxrc_link_index(name, &index);
+	ret = sxrc_link_lock(name, &index);
 	if (ret)
 		return ret;
-	rtnl_lock();
 	ndev = __dev_get_by_name(net, ifname);
-	if (ndev) {
-		sxrc_devs_lock();
-		ret = sxrc_link_add_locked(index, ndev);
-		sxrc_devs_unlock();
-	} else {
-		ret = -ENODEV;
-	}
-	rtnl_unlock();
+	ret = ndev ? sxrc_link_add_locked(index, ndev) : -ENODEV;
+	sxrc_link_unlock();
 	return ret;
 }
 
@@ -324,11 +329,9 @@ int sxrc_link_del(const char *name)
 	u32 index;
 	int ret;
 
-	ret = sxrc_link_index(name, &index);
+	ret = sxrc_link_lock(name, &index);
 	if (ret)
 		return ret;
-	rtnl_lock();
-	sxrc_devs_lock();
 	dev = sxrc_dev_locked(index);
 	if (!dev)
 		ret = -ENODEV;
@@ -336,8 +339,7 @@ int sxrc_link_del(const char *name)
 		ret = -EOPNOTSUPP;
 	else
 		sxrc_dev_remove(dev);
-	sxrc_devs_unlock();
-	rtnl_unlock();
+	sxrc_link_unlock();
 	return ret;
 }
 

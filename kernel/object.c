@@ -15,37 +15,26 @@
 #include "sxrc_methods.h"
 
 /*
+ * A limit: SXRC_LIMIT(pd, ...) is the module parameter max_pd, in the
+ * variable sxrc_max_pd.
+ */
+#define SXRC_LIMIT(name, def, desc)					\
+	static unsigned int sxrc_max_##name = (def);			\
+	module_param_named(max_##name, sxrc_max_##name, uint, 0644);	\
+	MODULE_PARM_DESC(max_##name, desc)
+
+/*
  * Per-device limits.  Writable at run time (root): a new limit applies to
  * the next creation, and lowering one below the live count destroys
  * nothing.  SXRC_DEVICE_QUERY reports them as they are at the call.
  */
-static unsigned int sxrc_max_pd = 1U << 18;
-module_param_named(max_pd, sxrc_max_pd, uint, 0644);
-MODULE_PARM_DESC(max_pd, "protection domains per device");
-
-static unsigned int sxrc_max_mr = 1U << 20;
-module_param_named(max_mr, sxrc_max_mr, uint, 0644);
-MODULE_PARM_DESC(max_mr, "memory regions per device");
-
-static unsigned int sxrc_max_cq = 1U << 18;
-module_param_named(max_cq, sxrc_max_cq, uint, 0644);
-MODULE_PARM_DESC(max_cq, "completion queues per device");
-
-static unsigned int sxrc_max_qp = 1U << 18;
-module_param_named(max_qp, sxrc_max_qp, uint, 0644);
-MODULE_PARM_DESC(max_qp, "queue pairs per device (256 processes x 1024)");
-
-static unsigned int sxrc_max_srq = 1U << 18;
-module_param_named(max_srq, sxrc_max_srq, uint, 0644);
-MODULE_PARM_DESC(max_srq, "shared receive queues per device");
-
-static unsigned int sxrc_max_ah = 1U << 20;
-module_param_named(max_ah, sxrc_max_ah, uint, 0644);
-MODULE_PARM_DESC(max_ah, "address handles per device");
-
-static unsigned int sxrc_max_mw = 1U << 20;
-module_param_named(max_mw, sxrc_max_mw, uint, 0644);
-MODULE_PARM_DESC(max_mw, "memory windows per device");
+SXRC_LIMIT(pd, 1U << 18, "protection domains per device");
+SXRC_LIMIT(mr, 1U << 20, "memory regions per device");
+SXRC_LIMIT(cq, 1U << 18, "completion queues per device");
+SXRC_LIMIT(qp, 1U << 18, "queue pairs per device (256 processes x 1024)");
+SXRC_LIMIT(srq, 1U << 18, "shared receive queues per device");
+SXRC_LIMIT(ah, 1U << 20, "address handles per device");
+SXRC_LIMIT(mw, 1U << 20, "memory windows per device");
 
 /*
  * Per-user limits: a quarter of each per-device default, so that one user
@@ -55,37 +44,14 @@ MODULE_PARM_DESC(max_mw, "memory windows per device");
 #define SXRC_PER_USER \
 	" per user and device (0: no limit; not enforced on CAP_SYS_RESOURCE)"
 
-static unsigned int sxrc_max_pd_per_user = 1U << 16;
-module_param_named(max_pd_per_user, sxrc_max_pd_per_user, uint, 0644);
-MODULE_PARM_DESC(max_pd_per_user, "protection domains" SXRC_PER_USER);
-
-static unsigned int sxrc_max_mr_per_user = 1U << 18;
-module_param_named(max_mr_per_user, sxrc_max_mr_per_user, uint, 0644);
-MODULE_PARM_DESC(max_mr_per_user, "memory regions" SXRC_PER_USER);
-
-static unsigned int sxrc_max_cq_per_user = 1U << 16;
-module_param_named(max_cq_per_user, sxrc_max_cq_per_user, uint, 0644);
-MODULE_PARM_DESC(max_cq_per_user, "completion queues" SXRC_PER_USER);
-
-static unsigned int sxrc_max_qp_per_user = 1U << 16;
-module_param_named(max_qp_per_user, sxrc_max_qp_per_user, uint, 0644);
-MODULE_PARM_DESC(max_qp_per_user, "queue pairs" SXRC_PER_USER);
-
-static unsigned int sxrc_max_srq_per_user = 1U << 16;
-module_param_named(max_srq_per_user, sxrc_max_srq_per_user, uint, 0644);
-MODULE_PARM_DESC(max_srq_per_user, "shared receive queues" SXRC_PER_USER);
-
-static unsigned int sxrc_max_ah_per_user = 1U << 18;
-module_param_named(max_ah_per_user, sxrc_max_ah_per_user, uint, 0644);
-MODULE_PARM_DESC(max_ah_per_user, "address handles" SXRC_PER_USER);
-
-static unsigned int sxrc_max_mw_per_user = 1U << 18;
-module_param_named(max_mw_per_user, sxrc_max_mw_per_user, uint, 0644);
-MODULE_PARM_DESC(max_mw_per_user, "memory windows" SXRC_PER_USER);
-
-static unsigned int sxrc_max_xrcd_per_user = 1U << 14;
-module_param_named(max_xrcd_per_user, sxrc_max_xrcd_per_user, uint, 0644);
-MODULE_PARM_DESC(max_xrcd_per_user, "XRC domain opens" SXRC_PER_USER);
+SXRC_LIMIT(pd_per_user, 1U << 16, "protection domains" SXRC_PER_USER);
+SXRC_LIMIT(mr_per_user, 1U << 18, "memory regions" SXRC_PER_USER);
+SXRC_LIMIT(cq_per_user, 1U << 16, "completion queues" SXRC_PER_USER);
+SXRC_LIMIT(qp_per_user, 1U << 16, "queue pairs" SXRC_PER_USER);
+SXRC_LIMIT(srq_per_user, 1U << 16, "shared receive queues" SXRC_PER_USER);
+SXRC_LIMIT(ah_per_user, 1U << 18, "address handles" SXRC_PER_USER);
+SXRC_LIMIT(mw_per_user, 1U << 18, "memory windows" SXRC_PER_USER);
+SXRC_LIMIT(xrcd_per_user, 1U << 14, "XRC domain opens" SXRC_PER_USER);
 
 /*
  * What the core knows of each class.  A closing context destroys what is
@@ -289,6 +255,32 @@ void sxrc_obj_abort(struct sxrc_obj *obj)
 	sxrc_obj_teardown(obj);
 }
 
+/*
+ * The object @handle names, of @type, with a reference and a call count;
+ * ERR_PTR(@gone) when it names no live object, ERR_PTR(-EINVAL) when it
+ * names one of another class.  The call count goes negative only under
+ * the table's lock (sxrc_obj_destroy()), so the test holds here.
+ */
+static struct sxrc_obj *sxrc_obj_lookup(struct sxrc_ctx *ctx, u32 handle,
+					enum sxrc_obj_type type, int gone)
+{
+	struct sxrc_obj *obj;
+	int ret = 0;
+
+	xa_lock(&ctx->objects);
+	obj = xa_load(&ctx->objects, handle);
+	if (!obj || atomic_read(&obj->calls) < 0)
+		ret = gone;
+	else if (obj->type != type)
+		ret = -EINVAL;
+	else if (!atomic_inc_unless_negative(&obj->calls))
+		ret = gone;
+	else
+		kref_get(&obj->ref);
+	xa_unlock(&ctx->objects);
+	return ret ? ERR_PTR(ret) : obj;
+}
+
 /**
  * sxrc_obj_query_get - sxrc_obj_get() for the query methods
  * @ctx: the caller's context
@@ -302,22 +294,7 @@ void sxrc_obj_abort(struct sxrc_obj *obj)
 struct sxrc_obj *sxrc_obj_query_get(struct sxrc_ctx *ctx, u32 handle,
 				    enum sxrc_obj_type type)
 {
-	struct sxrc_obj *obj;
-
-	xa_lock(&ctx->objects);
-	obj = xa_load(&ctx->objects, handle);
-	if (!obj || !atomic_inc_unless_negative(&obj->calls)) {
-		xa_unlock(&ctx->objects);
-		return ERR_PTR(-ENOENT);
-	}
-	if (obj->type != type) {
-		atomic_dec(&obj->calls);
-		xa_unlock(&ctx->objects);
-		return ERR_PTR(-EINVAL);
-	}
-	kref_get(&obj->ref);
-	xa_unlock(&ctx->objects);
-	return obj;
+	return sxrc_obj_lookup(ctx, handle, type, -ENOENT);
 }
 
 /**
@@ -333,18 +310,7 @@ struct sxrc_obj *sxrc_obj_query_get(struct sxrc_ctx *ctx, u32 handle,
 struct sxrc_obj *sxrc_obj_get(struct sxrc_ctx *ctx, u32 handle,
 			      enum sxrc_obj_type type)
 {
-	struct sxrc_obj *obj;
-
-	xa_lock(&ctx->objects);
-	obj = xa_load(&ctx->objects, handle);
-	if (!obj || obj->type != type ||
-	    !atomic_inc_unless_negative(&obj->calls)) {
-		xa_unlock(&ctx->objects);
-		return ERR_PTR(-EINVAL);
-	}
-	kref_get(&obj->ref);
-	xa_unlock(&ctx->objects);
-	return obj;
+	return sxrc_obj_lookup(ctx, handle, type, -EINVAL);
 }
 
 void sxrc_obj_put(struct sxrc_obj *obj)

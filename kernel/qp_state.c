@@ -35,6 +35,9 @@ struct sxrc_transition {
 /* RESET -> INIT */
 #define INIT_RC_UC	(A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS))
 #define INIT_UD		(A(PKEY_INDEX) | A(PORT) | A(QKEY))
+#define INIT_ATTRS	{ [QPT_RC] = INIT_RC_UC, [QPT_UC] = INIT_RC_UC, \
+			  [QPT_UD] = INIT_UD, [QPT_XRC_SEND] = INIT_RC_UC, \
+			  [QPT_XRC_RECV] = INIT_RC_UC }
 
 /* INIT -> RTR */
 #define RTR_UC_REQ	(A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN))
@@ -48,6 +51,12 @@ struct sxrc_transition {
 			 A(PATH_MIG_STATE))
 #define RTS_UD_OPT	(A(CUR_STATE) | A(QKEY))
 
+/* Into RTS, from RTR, RTS or SQD: what each may take */
+#define RTS_OPT		{ [QPT_RC] = RTS_CONN_OPT | A(MIN_RNR_TIMER), \
+			  [QPT_UC] = RTS_CONN_OPT, [QPT_UD] = RTS_UD_OPT, \
+			  [QPT_XRC_SEND] = RTS_CONN_OPT, \
+			  [QPT_XRC_RECV] = RTS_CONN_OPT | A(MIN_RNR_TIMER) }
+
 /* SQD -> SQD: the path may be changed while drained */
 #define SQD_RC_OPT	(A(PORT) | A(AV) | A(TIMEOUT) | A(RETRY_CNT) | \
 			 A(RNR_RETRY) | A(MAX_QP_RD_ATOMIC) | \
@@ -55,32 +64,23 @@ struct sxrc_transition {
 			 A(ACCESS_FLAGS) | A(PKEY_INDEX) | \
 			 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE))
 
+/* Any state but RESET may go back to RESET or into ERR */
+#define TO_RESET_OR_ERR \
+	[SXRC_QPS_RESET] = { .valid = true }, [SXRC_QPS_ERR] = { .valid = true }
+
 static const struct sxrc_transition sxrc_qp_table[][SXRC_QPS_ERR + 1] = {
 	[SXRC_QPS_RESET] = {
 		[SXRC_QPS_RESET] = { .valid = true },
 		[SXRC_QPS_INIT] = {
 			.valid = true,
-			.req = {
-				[QPT_RC] = INIT_RC_UC,
-				[QPT_UC] = INIT_RC_UC,
-				[QPT_UD] = INIT_UD,
-				[QPT_XRC_SEND] = INIT_RC_UC,
-				[QPT_XRC_RECV] = INIT_RC_UC,
-			},
+			.req = INIT_ATTRS,
 		},
 	},
 	[SXRC_QPS_INIT] = {
-		[SXRC_QPS_RESET] = { .valid = true },
-		[SXRC_QPS_ERR] = { .valid = true },
+		TO_RESET_OR_ERR,
 		[SXRC_QPS_INIT] = {
 			.valid = true,
-			.opt = {
-				[QPT_RC] = INIT_RC_UC,
-				[QPT_UC] = INIT_RC_UC,
-				[QPT_UD] = INIT_UD,
-				[QPT_XRC_SEND] = INIT_RC_UC,
-				[QPT_XRC_RECV] = INIT_RC_UC,
-			},
+			.opt = INIT_ATTRS,
 		},
 		[SXRC_QPS_RTR] = {
 			.valid = true,
@@ -100,8 +100,7 @@ static const struct sxrc_transition sxrc_qp_table[][SXRC_QPS_ERR + 1] = {
 		},
 	},
 	[SXRC_QPS_RTR] = {
-		[SXRC_QPS_RESET] = { .valid = true },
-		[SXRC_QPS_ERR] = { .valid = true },
+		TO_RESET_OR_ERR,
 		[SXRC_QPS_RTS] = {
 			.valid = true,
 			.req = {
@@ -111,27 +110,14 @@ static const struct sxrc_transition sxrc_qp_table[][SXRC_QPS_ERR + 1] = {
 				[QPT_XRC_SEND] = RTS_RC_REQ,
 				[QPT_XRC_RECV] = A(TIMEOUT) | A(SQ_PSN),
 			},
-			.opt = {
-				[QPT_RC] = RTS_CONN_OPT | A(MIN_RNR_TIMER),
-				[QPT_UC] = RTS_CONN_OPT,
-				[QPT_UD] = RTS_UD_OPT,
-				[QPT_XRC_SEND] = RTS_CONN_OPT,
-				[QPT_XRC_RECV] = RTS_CONN_OPT | A(MIN_RNR_TIMER),
-			},
+			.opt = RTS_OPT,
 		},
 	},
 	[SXRC_QPS_RTS] = {
-		[SXRC_QPS_RESET] = { .valid = true },
-		[SXRC_QPS_ERR] = { .valid = true },
+		TO_RESET_OR_ERR,
 		[SXRC_QPS_RTS] = {
 			.valid = true,
-			.opt = {
-				[QPT_RC] = RTS_CONN_OPT | A(MIN_RNR_TIMER),
-				[QPT_UC] = RTS_CONN_OPT,
-				[QPT_UD] = RTS_UD_OPT,
-				[QPT_XRC_SEND] = RTS_CONN_OPT,
-				[QPT_XRC_RECV] = RTS_CONN_OPT | A(MIN_RNR_TIMER),
-			},
+			.opt = RTS_OPT,
 		},
 		[SXRC_QPS_SQD] = {
 			.valid = true,
@@ -145,17 +131,10 @@ static const struct sxrc_transition sxrc_qp_table[][SXRC_QPS_ERR + 1] = {
 		},
 	},
 	[SXRC_QPS_SQD] = {
-		[SXRC_QPS_RESET] = { .valid = true },
-		[SXRC_QPS_ERR] = { .valid = true },
+		TO_RESET_OR_ERR,
 		[SXRC_QPS_RTS] = {
 			.valid = true,
-			.opt = {
-				[QPT_RC] = RTS_CONN_OPT | A(MIN_RNR_TIMER),
-				[QPT_UC] = RTS_CONN_OPT,
-				[QPT_UD] = RTS_UD_OPT,
-				[QPT_XRC_SEND] = RTS_CONN_OPT,
-				[QPT_XRC_RECV] = RTS_CONN_OPT | A(MIN_RNR_TIMER),
-			},
+			.opt = RTS_OPT,
 		},
 		[SXRC_QPS_SQD] = {
 			.valid = true,
@@ -174,8 +153,7 @@ static const struct sxrc_transition sxrc_qp_table[][SXRC_QPS_ERR + 1] = {
 		},
 	},
 	[SXRC_QPS_SQE] = {
-		[SXRC_QPS_RESET] = { .valid = true },
-		[SXRC_QPS_ERR] = { .valid = true },
+		TO_RESET_OR_ERR,
 		[SXRC_QPS_RTS] = {
 			.valid = true,
 			.opt = {
@@ -185,8 +163,7 @@ static const struct sxrc_transition sxrc_qp_table[][SXRC_QPS_ERR + 1] = {
 		},
 	},
 	[SXRC_QPS_ERR] = {
-		[SXRC_QPS_RESET] = { .valid = true },
-		[SXRC_QPS_ERR] = { .valid = true },
+		TO_RESET_OR_ERR,
 	},
 };
 

@@ -154,11 +154,30 @@ void sxrc_wresp_reask_seen(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 		WRITE_ONCE(w->reply_stop, true);
 }
 
+/*
+ * Execute the READ or atomic @m by the responder's steps (responder.c);
+ * SXRC_WRESP_DROP: an atomic stopped, its poster killed or its QP gone.
+ */
+static enum sxrc_wresp sxrc_wresp_execute(struct sxrc_qp *qp,
+					  const struct sxrc_msg *m,
+					  u32 *status)
+{
+	bool stopped = false;
+
+	switch (sxrc_resp_execute(qp, m, qp->wire->rs, status, &stopped)) {
+	case SXRC_RESP_OK:
+		return stopped ? SXRC_WRESP_DROP : SXRC_WRESP_OK;
+	case SXRC_RESP_DEFER:
+		return SXRC_WRESP_DEFER;
+	default:
+		return SXRC_WRESP_ERR;
+	}
+}
+
 /* Execute the READ @p names: its range into s->remote, parked. */
 static enum sxrc_wresp sxrc_wresp_read_range(struct sxrc_qp *qp,
 					     struct sxrc_pkt *p, u32 *status)
 {
-	struct sxrc_scratch *s = qp->wire->rs;
 	struct sxrc_msg m = {
 		.op = SXRC_MSG_READ,
 		.rkey = p->rkey,
@@ -166,19 +185,12 @@ static enum sxrc_wresp sxrc_wresp_read_range(struct sxrc_qp *qp,
 		.len = p->dmalen,
 		.srqn = p->srqn,
 	};
-	bool stopped = false;
+	enum sxrc_wresp ret = sxrc_wresp_execute(qp, &m, status);
 
-	switch (sxrc_resp_execute(qp, &m, s, status, &stopped)) {
-	case SXRC_RESP_OK:
-		break;
-	case SXRC_RESP_DEFER:
-		return SXRC_WRESP_DEFER;
-	default:
-		return SXRC_WRESP_ERR;
-	}
 	/* In use for each packet only: an invalidation ends the reply. */
-	sxrc_sgl_park(&s->remote);
-	return SXRC_WRESP_OK;
+	if (ret == SXRC_WRESP_OK)
+		sxrc_sgl_park(&qp->wire->rs->remote);
+	return ret;
 }
 
 /*
@@ -230,22 +242,15 @@ enum sxrc_wresp sxrc_wresp_atomic(struct sxrc_dev *dev, struct sxrc_qp *qp,
 		.len = 8,
 		.srqn = p->srqn,
 	};
-	bool stopped = false;
+	enum sxrc_wresp ret;
 
 	if (!sxrc_wres_ok(qp, p)) {
 		*status = SXRC_WC_REM_INV_REQ_ERR;
 		return SXRC_WRESP_ERR;
 	}
-	switch (sxrc_resp_execute(qp, &m, s, status, &stopped)) {
-	case SXRC_RESP_OK:
-		break;
-	case SXRC_RESP_DEFER:
-		return SXRC_WRESP_DEFER;
-	default:
-		return SXRC_WRESP_ERR;
-	}
-	if (stopped)
-		return SXRC_WRESP_DROP;
+	ret = sxrc_wresp_execute(qp, &m, status);
+	if (ret != SXRC_WRESP_OK)
+		return ret;
 	sxrc_wres_new(qp, w, p)->orig = s->orig;
 	w->msn++;
 	sxrc_wresp_ack(dev, qp, w, SXRC_OP_ATOMIC_ACK, p->psn,

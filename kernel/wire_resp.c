@@ -99,6 +99,20 @@ static void sxrc_wresp_abort(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 	w->in_off = 0;
 }
 
+/*
+ * The message half in fails with @why (0: already set in *@status) and
+ * is let go of, its receive WQE kept for the next: NAKed on RC and XRC,
+ * dropped on UC.
+ */
+static enum sxrc_wresp sxrc_wresp_fail(struct sxrc_qp *qp, u32 why,
+				       u32 *status)
+{
+	sxrc_wresp_abort(qp, qp->wire, 0);
+	if (why)
+		*status = why;
+	return sxrc_reliable(qp->type) ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
+}
+
 /**
  * sxrc_wire_resp_flush - @qp entered the error state
  * @qp: the QP, its sq_mutex held
@@ -199,7 +213,6 @@ static enum sxrc_wresp sxrc_wresp_send(struct sxrc_dev *dev,
 {
 	struct sxrc_wire_qp *w = qp->wire;
 	struct sxrc_scratch *s = w->rs;
-	bool rc = sxrc_reliable(qp->type);
 	struct sxrc_sgl src;
 	enum sxrc_resp resp;
 	int ret;
@@ -222,12 +235,12 @@ static enum sxrc_wresp sxrc_wresp_send(struct sxrc_dev *dev,
 			resp = sxrc_recv_take(qp, s, p->paylen, status);
 			if (resp == SXRC_RESP_DEFER)
 				return SXRC_WRESP_DEFER;
-			if (resp != SXRC_RESP_OK)
+			if (resp == SXRC_RESP_RNR) {
 				sxrc_wresp_abort(qp, w, 0);
-			if (resp == SXRC_RESP_RNR)
 				return SXRC_WRESP_RNR;
+			}
 			if (resp != SXRC_RESP_OK)
-				return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
+				return sxrc_wresp_fail(qp, 0, status);
 			/* Held by reference between packets: see copy.c. */
 			sxrc_sgl_park(&s->peer);
 			w->in_rwqe = true;
@@ -238,8 +251,7 @@ static enum sxrc_wresp sxrc_wresp_send(struct sxrc_dev *dev,
 	if (w->in_off + p->paylen > s->peer.total) {
 		sxrc_wresp_abort(qp, w, SXRC_WC_LOC_LEN_ERR);
 		sxrc_responder_error(qp, SXRC_EVENT_QP_REQ_ERR);
-		*status = SXRC_WC_REM_INV_REQ_ERR;
-		return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
+		return sxrc_wresp_fail(qp, SXRC_WC_REM_INV_REQ_ERR, status);
 	}
 	sxrc_pkt_sgl(p, &src);
 	ret = sxrc_send_data(qp, s, w->in_off, &src, 0, p->paylen, status);
@@ -248,9 +260,7 @@ static enum sxrc_wresp sxrc_wresp_send(struct sxrc_dev *dev,
 	if (ret) {
 		/* Its WQE completed: an ODP page gone, or the QP destroyed. */
 		w->in_rwqe = false;
-		sxrc_wresp_abort(qp, w, 0);
-		*status = SXRC_WC_REM_OP_ERR;
-		return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
+		return sxrc_wresp_fail(qp, SXRC_WC_REM_OP_ERR, status);
 	}
 	w->in_off += p->paylen;
 	if (!(p->attr & SXRC_PA_LAST))
@@ -274,7 +284,6 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 {
 	struct sxrc_wire_qp *w = qp->wire;
 	struct sxrc_scratch *s = w->rs;
-	bool rc = sxrc_reliable(qp->type);
 	struct sxrc_sgl src;
 	enum sxrc_resp resp;
 	int ret;
@@ -291,11 +300,9 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 					p->dmalen);
 		if (ret == -EWOULDBLOCK)
 			return SXRC_WRESP_DEFER;
-		if (ret) {
-			sxrc_wresp_abort(qp, w, 0);
-			*status = SXRC_WC_REM_ACCESS_ERR;
-			return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
-		}
+		if (ret)
+			return sxrc_wresp_fail(qp, SXRC_WC_REM_ACCESS_ERR,
+					       status);
 		sxrc_sgl_park(&s->remote);
 		w->in_range = true;
 		w->in_op = SXRC_PA_WRITE;
@@ -304,11 +311,8 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 	}
 	if (w->in_off + p->paylen > w->in_len ||
 	    ((p->attr & SXRC_PA_LAST) &&
-	     w->in_off + p->paylen != w->in_len)) {
-		sxrc_wresp_abort(qp, w, 0);
-		*status = SXRC_WC_REM_INV_REQ_ERR;
-		return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
-	}
+	     w->in_off + p->paylen != w->in_len))
+		return sxrc_wresp_fail(qp, SXRC_WC_REM_INV_REQ_ERR, status);
 	/*
 	 * The immediate needs a receive WQE, taken before the data lands.
 	 * Without one, the packet comes again: a WRITE_ONLY as a first
@@ -327,10 +331,8 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 				sxrc_wresp_abort(qp, w, 0);
 			return SXRC_WRESP_RNR;
 		}
-		if (resp != SXRC_RESP_OK) {
-			sxrc_wresp_abort(qp, w, 0);
-			return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
-		}
+		if (resp != SXRC_RESP_OK)
+			return sxrc_wresp_fail(qp, 0, status);
 		sxrc_sgl_park(&s->peer);
 		w->in_rwqe = true;
 	}
@@ -345,9 +347,7 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 	if (ret) {
 		/* The WQE of its immediate, if taken, completed flushed. */
 		w->in_rwqe = false;
-		sxrc_wresp_abort(qp, w, 0);
-		*status = SXRC_WC_REM_ACCESS_ERR;
-		return rc ? SXRC_WRESP_ERR : SXRC_WRESP_DROP;
+		return sxrc_wresp_fail(qp, SXRC_WC_REM_ACCESS_ERR, status);
 	}
 	w->in_off += p->paylen;
 	if (!(p->attr & SXRC_PA_LAST))

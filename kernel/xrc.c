@@ -351,27 +351,30 @@ static struct sxrc_qp *sxrc_xrc_find_qp(struct sxrc_ctx *ctx, u32 xrcd_handle,
 }
 
 /*
- * This context's legacy registration with @qp (xrcd->lock held), or
- * NULL.  Registrations made by ibv_open_qp() are handles of their own
- * and are not touched by the legacy calls.
+ * The handle of this context's legacy registration with @qp, or 0 (a
+ * handle is never 0).  Registrations made by ibv_open_qp() are handles of
+ * their own and are not touched by the legacy calls.
  */
-static struct sxrc_xrc_reg *sxrc_xrc_reg_of(struct sxrc_qp *qp,
-					    struct sxrc_ctx *ctx)
+static u32 sxrc_xrc_reg_handle(struct sxrc_qp *qp, struct sxrc_ctx *ctx)
 {
 	struct sxrc_xrc_reg *reg;
+	u32 handle = 0;
 
-	lockdep_assert_held(&qp->xrcd->lock);
-	list_for_each_entry(reg, &qp->regs, entry)
-		if (reg->obj.ctx == ctx && !reg->obj.user_cookie)
-			return reg;
-	return NULL;
+	mutex_lock(&qp->xrcd->lock);
+	list_for_each_entry(reg, &qp->regs, entry) {
+		if (reg->obj.ctx == ctx && !reg->obj.user_cookie) {
+			handle = reg->obj.handle;
+			break;
+		}
+	}
+	mutex_unlock(&qp->xrcd->lock);
+	return handle;
 }
 
 int sxrc_xrcd_reg_qp(struct sxrc_call *call)
 {
 	const struct sxrc_xrc_qp_in *in = call->in;
 	struct sxrc_handle_out *out = call->out;
-	struct sxrc_xrc_reg *reg;
 	struct sxrc_obj *xobj;
 	struct sxrc_qp *qp;
 	int ret = 0;
@@ -381,12 +384,8 @@ int sxrc_xrcd_reg_qp(struct sxrc_call *call)
 		return PTR_ERR(qp);
 
 	/* A process is registered or not: registering again changes nothing. */
-	mutex_lock(&qp->xrcd->lock);
-	reg = sxrc_xrc_reg_of(qp, call->ctx);
-	if (reg)
-		out->handle = reg->obj.handle;
-	mutex_unlock(&qp->xrcd->lock);
-	if (!reg) {
+	out->handle = sxrc_xrc_reg_handle(qp, call->ctx);
+	if (!out->handle) {
 		ret = sxrc_xrc_reg_new(call, to_sxrc_xrcd_open(xobj), qp, 0,
 				       false);
 		if (!ret)
@@ -400,19 +399,14 @@ int sxrc_xrcd_reg_qp(struct sxrc_call *call)
 int sxrc_xrcd_unreg_qp(struct sxrc_call *call)
 {
 	const struct sxrc_xrc_qp_in *in = call->in;
-	struct sxrc_xrc_reg *reg;
 	struct sxrc_obj *xobj;
 	struct sxrc_qp *qp;
-	u32 handle = 0;
+	u32 handle;
 
 	qp = sxrc_xrc_find_qp(call->ctx, in->xrcd_handle, in->qp_num, &xobj);
 	if (IS_ERR(qp))
 		return PTR_ERR(qp);
-	mutex_lock(&qp->xrcd->lock);
-	reg = sxrc_xrc_reg_of(qp, call->ctx);
-	if (reg)
-		handle = reg->obj.handle;
-	mutex_unlock(&qp->xrcd->lock);
+	handle = sxrc_xrc_reg_handle(qp, call->ctx);
 	sxrc_obj_drop(&qp->obj);
 	sxrc_obj_put(xobj);
 
