@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * softxrc: RoCEv2 packets (IBTA vol. 1 ch. 9, annex A17): what the wire
- * transport (wire.c, wire_req.c, wire_resp.c) shares.  Headers are
+ * transport shares: receiving (wire.c), headers (wire_hdr.c), sending
+ * (wire_tx.c), the requester (wire_req.c, wire_ack.c) and the responder
+ * (wire_resp.c, wire_reply.c).  Headers are
  * built and parsed with these offsets, big-endian, never through packed
  * structures.
  */

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * softxrc: the responder on the wire: request packets for a QP of this
- * host, taken in PSN order (RC, XRC) or followed (UC), executed with the
- * responder's functions (responder.c), acknowledged, refused (NAK), or
- * answered (READ and atomic responses, wire_reply.c).  A message of several packets
- * keeps its receive WQE or rkey range in the QP's responder state
- * (struct sxrc_wire_qp) from its first packet to its last.
+ * softxrc: the responder on the wire, the side that takes requests:
+ * request packets for a QP of this host, taken in PSN order (RC, XRC) or
+ * followed (UC), acknowledged or refused (NAK); SEND and WRITE messages
+ * landing packet by packet through the responder's steps (responder.c);
+ * UD datagrams.  A message of several packets keeps its receive WQE or
+ * rkey range in the QP's responder state (struct sxrc_wire_qp) from its
+ * first packet to its last.  What is answered with more than an ACK
+ * (READs, atomics) and what is answered again (duplicates) is
+ * wire_reply.c's, with the ACK itself.
  *
  * Runs for one packet of the device at a time (wire.c): in the receive
  * worker, or, for SEND and WRITE packets to RC and UC QPs, right in the
