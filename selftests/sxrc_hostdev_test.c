@@ -51,30 +51,51 @@ static const char *const hd_modules[] = {
 };
 #define HD_NMODULES	ARRAY_SIZE(hd_modules)
 
-static void hd_teardown(const bool *loaded);
-
 /*
- * rdma_rxe's rxe0 on a veth, up, with an IPv4 GID: 0; 1 to skip; -1
- * (what it made undone).
+ * Which of hd_modules[] were not loaded when the program started: those
+ * it unloads again when it ends.  Noted and used by the harness's own
+ * process (each test runs in a child of it), so rdma_rxe and rxe0 are set
+ * up once by the first test that needs them and stay for the others.
  */
-static int hd_setup(struct __test_metadata *_metadata, int *gid_index,
-		    bool *loaded)
-{
-	char state[64] = "", path[64];
+static bool hd_not_loaded[HD_NMODULES];
+static pid_t hd_harness;
 
-	if (access(SXRC_DEV, F_OK))
-		return 1;
+__attribute__((constructor)) static void hd_note_modules(void)
+{
+	char path[64];
+
+	hd_harness = getpid();
 	for (size_t i = 0; i < ARRAY_SIZE(hd_modules); i++) {
 		snprintf(path, sizeof(path), "/sys/module/%s", hd_modules[i]);
-		loaded[i] = access(path, F_OK) != 0;
+		hd_not_loaded[i] = access(path, F_OK) != 0;
 	}
+}
+
+/* rxe0's port is ACTIVE with an IPv4 GID: its index, or -1. */
+static int hd_rxe_ready(void)
+{
+	char state[64] = "";
+
+	sxrc_read_str(HD_RXE_SYSFS "/ports/1/state", state, sizeof(state));
+	return strstr(state, "ACTIVE") ? hd_rxe_gid_index() : -1;
+}
+
+/*
+ * rdma_rxe's rxe0 on a veth, up, with an IPv4 GID (set up by the first
+ * test, found by the others): 0; 1 to skip; -1.
+ */
+static int hd_setup(struct __test_metadata *_metadata, int *gid_index)
+{
+	if (access(SXRC_DEV, F_OK))
+		return 1;
 	/* Not on the debug kernel (uverbs built in, no rdma_rxe): skipped. */
 	if (system("modprobe -n rdma_rxe 2>/dev/null"))
 		return 1;
-	if (system("modprobe -a veth crc32_generic ib_uverbs rdma_rxe rdma_ucm 2>/dev/null")) {
-		hd_teardown(loaded);	/* ib_uverbs may have loaded */
+	*gid_index = hd_rxe_ready();
+	if (*gid_index >= 0)
+		return 0;
+	if (system("modprobe -a veth crc32_generic ib_uverbs rdma_rxe rdma_ucm 2>/dev/null"))
 		return 1;
-	}
 	if (system("rdma link del " HD_RXE " 2>/dev/null; "
 		   "ip link del " HD_IF " 2>/dev/null; ip link set lo up && "
 		   "ip link add " HD_IF " type veth peer name " HD_PEER " && "
@@ -82,30 +103,34 @@ static int hd_setup(struct __test_metadata *_metadata, int *gid_index,
 		   "ip addr add " HD_ADDR "/24 dev " HD_IF " && "
 		   "rdma link add " HD_RXE " type rxe netdev " HD_IF)) {
 		TH_LOG("could not set up %s on %s", HD_RXE, HD_IF);
-		hd_teardown(loaded);
 		return -1;
 	}
 	for (int i = 0; i < 100; i++) {
-		sxrc_read_str(HD_RXE_SYSFS "/ports/1/state", state,
-			      sizeof(state));
-		*gid_index = hd_rxe_gid_index();
-		if (strstr(state, "ACTIVE") && *gid_index >= 0)
+		*gid_index = hd_rxe_ready();
+		if (*gid_index >= 0)
 			return 0;
 		usleep(100 * 1000);
 	}
-	TH_LOG("%s: port '%s', IPv4 GID %d", HD_RXE, state, *gid_index);
-	hd_teardown(loaded);
+	TH_LOG("%s: port not ACTIVE with an IPv4 GID", HD_RXE);
 	return -1;
 }
 
-static void hd_teardown(const bool *loaded)
+/* host_wide's configuration, whatever became of that test. */
+static void hd_ldso_clean(void)
 {
-	char cmd[128];
-
-	/* host_wide's configuration, whatever became of that test. */
 	if (!unlink("/etc/ld.so.conf.d/softxrc.conf") &&
 	    system("/sbin/ldconfig"))
 		fprintf(stderr, "ldconfig failed\n");
+}
+
+/* When the harness ends: rxe0, the veth and the modules it loaded go. */
+__attribute__((destructor)) static void hd_teardown(void)
+{
+	char cmd[128];
+
+	if (getpid() != hd_harness)
+		return;
+	hd_ldso_clean();
 	if (system("rdma link del " HD_RXE " 2>/dev/null; "
 		   "ip link del " HD_IF " 2>/dev/null; "
 		   "! ip link show " HD_IF " >/dev/null 2>&1"))
@@ -113,10 +138,10 @@ static void hd_teardown(const bool *loaded)
 	for (size_t i = 0; i < ARRAY_SIZE(hd_modules); i++) {
 		char path[64];
 
-		/* Only a module this test loaded and that is loaded. */
+		/* Only a module this program loaded and that is loaded. */
 		snprintf(path, sizeof(path), "/sys/module/%s/initstate",
 			 hd_modules[i]);
-		if (!loaded[i] || access(path, F_OK))
+		if (!hd_not_loaded[i] || access(path, F_OK))
 			continue;
 		/* The device's last reference may take a moment to go. */
 		snprintf(cmd, sizeof(cmd),
@@ -129,7 +154,6 @@ static void hd_teardown(const bool *loaded)
 
 FIXTURE(hostdev) {
 	int gid_index;
-	bool loaded[HD_NMODULES];	/* hd_modules[] this test loaded */
 	bool skipped;	/* 6.1's harness runs the body after a SKIP() */
 };
 
@@ -138,7 +162,7 @@ FIXTURE_SETUP(hostdev)
 	int ret;
 
 	self->skipped = true;
-	ret = hd_setup(_metadata, &self->gid_index, self->loaded);
+	ret = hd_setup(_metadata, &self->gid_index);
 	if (ret > 0)
 		SKIP(return, "softxrc or rdma_rxe is not there");
 	ASSERT_EQ(0, ret);
@@ -147,7 +171,7 @@ FIXTURE_SETUP(hostdev)
 
 FIXTURE_TEARDOWN(hostdev)
 {
-	hd_teardown(self->loaded);
+	hd_ldso_clean();
 }
 
 /* The drop-in library's directory: build/lib beside this program's. */
