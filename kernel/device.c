@@ -449,6 +449,9 @@ SXRC_WIRE_COUNTER(wire_retransmits, SXRC_WIRE_RETRANSMITS);
 SXRC_WIRE_COUNTER(wire_tx_lent, SXRC_WIRE_TX_LENT);
 SXRC_WIRE_COUNTER(wire_rx_softirq, SXRC_WIRE_RX_SOFTIRQ);
 SXRC_WIRE_COUNTER(wire_qps, SXRC_WIRE_QPS);
+SXRC_WIRE_COUNTER(wire_cm_rx, SXRC_WIRE_CM_RX);
+SXRC_WIRE_COUNTER(wire_cm_tx, SXRC_WIRE_CM_TX);
+SXRC_WIRE_COUNTER(wire_cm_dropped, SXRC_WIRE_CM_DROPPED);
 
 static struct attribute *sxrc_counter_attrs[] = {
 	&dev_attr_wire_tx_packets.attr.attr,
@@ -458,6 +461,9 @@ static struct attribute *sxrc_counter_attrs[] = {
 	&dev_attr_wire_tx_lent.attr.attr,
 	&dev_attr_wire_rx_softirq.attr.attr,
 	&dev_attr_wire_qps.attr.attr,
+	&dev_attr_wire_cm_rx.attr.attr,
+	&dev_attr_wire_cm_tx.attr.attr,
+	&dev_attr_wire_cm_dropped.attr.attr,
 	&dev_attr_send_wqes.attr.attr,
 	&dev_attr_send_bytes.attr.attr,
 	&dev_attr_recv_wqes.attr.attr,

@@ -189,6 +189,7 @@ static bool sxrc_gid_match(const u8 *gid, u32 index, void *arg)
 	struct sxrc_gid_find *f = arg;
 
 	f->found = !memcmp(gid, f->gid, 16);
+	f->index = index;
 	return f->found;
 }
 
@@ -201,6 +202,17 @@ bool sxrc_link_has_gid(struct sxrc_dev *dev, const u8 *gid)
 	if (ndev)
 		sxrc_gid_walk(ndev, sxrc_gid_match, &f);
 	return f.found;
+}
+
+/* The index of @gid in the link @dev's table, or -ENOENT.  RCU. */
+int sxrc_link_gid_index(struct sxrc_dev *dev, const u8 *gid)
+{
+	struct net_device *ndev = rcu_dereference(dev->ndev);
+	struct sxrc_gid_find f = { .gid = gid };
+
+	if (ndev)
+		sxrc_gid_walk(ndev, sxrc_gid_match, &f);
+	return f.found ? f.index : -ENOENT;
 }
 
 struct sxrc_gid_get {

@@ -97,6 +97,11 @@ struct sxrc_stats {
  *	wire state now (made when a UD QP, or a connected QP whose peer is
  *	on another host, enters RTR, in its owner's context; never by a
  *	packet)
+ * @SXRC_WIRE_CM_RX: MADs QP1 took (cm_mad.c): requests it answered
+ * @SXRC_WIRE_CM_TX: answers QP1 sent
+ * @SXRC_WIRE_CM_DROPPED: packets for QP1 dropped without any effect: not
+ *	a CM MAD of a RoCEv2 host, or about a connection this host does not
+ *	have (also counted in @SXRC_WIRE_RX_DROPPED)
  * @SXRC_WIRE_NUM_STATS: how many
  */
 enum sxrc_wire_stat {
@@ -107,6 +112,9 @@ enum sxrc_wire_stat {
 	SXRC_WIRE_TX_LENT,
 	SXRC_WIRE_RX_SOFTIRQ,
 	SXRC_WIRE_QPS,
+	SXRC_WIRE_CM_RX,
+	SXRC_WIRE_CM_TX,
+	SXRC_WIRE_CM_DROPPED,
 	SXRC_WIRE_NUM_STATS,
 };
 
@@ -189,6 +197,12 @@ struct sxrc_sqpoll {
  * @wire_rx_owned: a packet of the link is being handled, by @wire_rx or
  *	in softirq: nobody else starts one (wire.c)
  * @wire_rx: the link's receive worker
+ * @wire_sock: the namespace's RoCEv2 UDP socket a link receives on
+ * @wire_rs: the responder's scratch space, the receive worker's
+ * @wire_cm: QP1, the communication manager's MADs (cm_mad.c): from
+ *	sxrc_wire_start() to sxrc_wire_stop(), used by the receive worker
+ *	alone
+ * @wire_stats: a link's packet counters
  */
 struct sxrc_dev {
 	struct miscdevice misc;
@@ -236,6 +250,7 @@ struct sxrc_dev {
 	struct work_struct wire_rx;
 	struct sxrc_wire_sock *wire_sock;
 	struct sxrc_scratch *wire_rs;
+	struct sxrc_cm_port *wire_cm;
 	atomic64_t wire_stats[SXRC_WIRE_NUM_STATS];
 };
 

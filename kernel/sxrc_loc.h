@@ -36,6 +36,7 @@ struct sxrc_dev *sxrc_dev_by_guid(__be64 guid);
 void sxrc_link_init(struct sxrc_dev *dev, struct net_device *ndev);
 void sxrc_link_release(struct sxrc_dev *dev);
 bool sxrc_link_has_gid(struct sxrc_dev *dev, const u8 *gid);
+int sxrc_link_gid_index(struct sxrc_dev *dev, const u8 *gid);
 int sxrc_link_gid(struct sxrc_dev *dev, u32 index, u8 *gid);
 int sxrc_link_add(struct net *net, const char *name, const char *ifname);
 int sxrc_link_del(const char *name);

@@ -99,6 +99,11 @@ static enum sxrc_rx sxrc_wire_dispatch(struct sxrc_dev *dev,
 
 	if (!sxrc_wire_parse(skb, &p))
 		goto drop;
+	if (p.dqpn == SXRC_CM_QPN) {
+		/* UD: never taken in softirq (sxrc_wire_softirq_ok()). */
+		sxrc_cm_mad_rcv(dev, &p);
+		return SXRC_RX_DONE;
+	}
 	qp = sxrc_qp_lookup(dev, p.dqpn);
 	if (!qp)
 		goto drop;
@@ -410,6 +415,7 @@ int sxrc_wire_start(struct sxrc_dev *dev)
 {
 	struct net_device *ndev = rtnl_dereference(dev->ndev);
 	struct sxrc_wire_sock *ws;
+	int ret;
 
 	ASSERT_RTNL();
 	skb_queue_head_init(&dev->wire_rxq);
@@ -418,14 +424,23 @@ int sxrc_wire_start(struct sxrc_dev *dev)
 	dev->wire_rs = kzalloc(sizeof(*dev->wire_rs), GFP_KERNEL);
 	if (!dev->wire_rs)
 		return -ENOMEM;
+	ret = sxrc_cm_start(dev);
+	if (ret)
+		goto err_rs;
 	ws = sxrc_wire_sock_get(dev_net(ndev));
 	if (IS_ERR(ws)) {
-		kfree(dev->wire_rs);
-		dev->wire_rs = NULL;
-		return PTR_ERR(ws);
+		ret = PTR_ERR(ws);
+		goto err_cm;
 	}
 	dev->wire_sock = ws;
 	return 0;
+
+err_cm:
+	sxrc_cm_stop(dev);
+err_rs:
+	kfree(dev->wire_rs);
+	dev->wire_rs = NULL;
+	return ret;
 }
 
 /*
@@ -442,6 +457,7 @@ void sxrc_wire_stop(struct sxrc_dev *dev)
 	dev->wire_rxq_bytes = 0;
 	sxrc_wire_sock_put(dev->wire_sock);
 	dev->wire_sock = NULL;
+	sxrc_cm_stop(dev);
 	kfree(dev->wire_rs);
 	dev->wire_rs = NULL;
 }

@@ -16,6 +16,13 @@
 #include "engine.h"
 
 #define SXRC_ROCE_PORT		4791
+/* The UDP source ports of a link's packets: 0xc000 and up, by QPN. */
+#define SXRC_ROCE_SPORT_BASE	0xc000
+
+/* QP1: the communication manager's MADs (cm_mad.c). */
+#define SXRC_CM_QPN		1
+#define SXRC_CM_QKEY		0x80010000U
+#define SXRC_MAD_LEN		256
 
 /* Base and extended transport headers, in bytes. */
 #define SXRC_BTH_LEN		12
@@ -376,6 +383,11 @@ static inline void sxrc_wire_drop(struct sxrc_dev *dev)
 	sxrc_wire_count(dev, SXRC_WIRE_RX_DROPPED);
 }
 
+/* cm_mad.c */
+void sxrc_cm_mad_rcv(struct sxrc_dev *dev, const struct sxrc_pkt *p);
+int sxrc_cm_start(struct sxrc_dev *dev);
+void sxrc_cm_stop(struct sxrc_dev *dev);
+
 /* wire.c */
 void sxrc_wire_backlog_work(struct work_struct *work);
 bool sxrc_wire_backlog_add(struct sxrc_wire_qp *w, struct sk_buff *skb,
@@ -400,6 +412,9 @@ int sxrc_wire_xmit(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 int sxrc_wire_xmit_buf(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 		       struct sxrc_wire_qp *w, const u8 *hdr, u32 hlen,
 		       void *buf, u32 len);
+int sxrc_wire_xmit_route(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
+			 struct sxrc_wire_route *route, u16 sport,
+			 const u8 *hdr, u32 hlen, void *buf, u32 len);
 
 /* A requester's WQEs in flight (wire_req.c, wire_ack.c). */
 static inline struct sxrc_wire_wqe *sxrc_wire_slot(struct sxrc_wire_qp *w, u32 i)

@@ -271,8 +271,8 @@ static u32 sxrc_wire_crc_pages(u32 crc, const struct sxrc_page_piece *pp,
 }
 
 /*
- * Send one packet of @dev to @ah for the QP whose wire state is @w:
- * headers @hdr, then @len bytes of payload from @src at @off (or from
+ * Send one packet of @dev to @ah through @route (a QP's, or the CM's)
+ * from UDP port @sport: headers @hdr, then @len bytes of payload from @src at @off (or from
  * @buf), padded, then the ICRC.  A payload of SXRC_WIRE_ZC_MIN bytes or
  * more in pinned regions, to an interface that does scatter-gather, goes
  * out from its pages (sxrc_wire_lend()); others are copied into the
@@ -283,9 +283,9 @@ static u32 sxrc_wire_crc_pages(u32 crc, const struct sxrc_page_piece *pp,
  * ICRC covers the packet).
  */
 static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
-			  struct sxrc_wire_qp *w, const u8 *hdr, u32 hlen,
-			  struct sxrc_sgl *src, u64 off, void *buf, u32 len,
-			  struct sxrc_qp *qp)
+			  struct sxrc_wire_route *route, u16 sport,
+			  const u8 *hdr, u32 hlen, struct sxrc_sgl *src,
+			  u64 off, void *buf, u32 len, struct sxrc_qp *qp)
 {
 	u32 pad = -len & 3, tail = pad + SXRC_ICRC_LEN, tlen = hlen + len + tail;
 	u32 room = sizeof(struct ipv6hdr) + sizeof(struct udphdr);
@@ -304,7 +304,7 @@ static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 	v4 = ipv6_addr_v4mapped((struct in6_addr *)sgid);
 	if (v4 != ipv6_addr_v4mapped((struct in6_addr *)ah->dgid))
 		return -EHOSTUNREACH;
-	dst = sxrc_wire_route(dev, &w->route, sgid, ah->dgid, v4, &ndev);
+	dst = sxrc_wire_route(dev, route, sgid, ah->dgid, v4, &ndev);
 	if (IS_ERR(dst))
 		return PTR_ERR(dst);
 	/*
@@ -355,7 +355,7 @@ static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 	skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
 	uh = udp_hdr(skb);
-	uh->source = htons(w->sport);
+	uh->source = htons(sport);
 	uh->dest = htons(SXRC_ROCE_PORT);
 	uh->len = htons(sizeof(*uh) + tlen);
 	uh->check = 0;
@@ -395,12 +395,23 @@ int sxrc_wire_xmit(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 		   struct sxrc_wire_qp *w, const u8 *hdr, u32 hlen,
 		   struct sxrc_sgl *src, u64 off, u32 len, struct sxrc_qp *qp)
 {
-	return sxrc_wire_send(dev, ah, w, hdr, hlen, src, off, NULL, len, qp);
+	return sxrc_wire_send(dev, ah, &w->route, w->sport, hdr, hlen, src,
+			      off, NULL, len, qp);
 }
 
 int sxrc_wire_xmit_buf(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 		       struct sxrc_wire_qp *w, const u8 *hdr, u32 hlen,
 		       void *buf, u32 len)
 {
-	return sxrc_wire_send(dev, ah, w, hdr, hlen, NULL, 0, buf, len, NULL);
+	return sxrc_wire_send(dev, ah, &w->route, w->sport, hdr, hlen, NULL,
+			      0, buf, len, NULL);
+}
+
+/* A packet of no QP's (the CM's, from QP1) through @route. */
+int sxrc_wire_xmit_route(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
+			 struct sxrc_wire_route *route, u16 sport,
+			 const u8 *hdr, u32 hlen, void *buf, u32 len)
+{
+	return sxrc_wire_send(dev, ah, route, sport, hdr, hlen, NULL, 0, buf,
+			      len, NULL);
 }

@@ -131,8 +131,10 @@ __attribute__((destructor)) static void hd_teardown(void)
 	if (getpid() != hd_harness)
 		return;
 	hd_ldso_clean();
+	/* cm_no_listener's namespace, whatever became of that test. */
 	if (system("rdma link del " HD_RXE " 2>/dev/null; "
 		   "ip link del " HD_IF " 2>/dev/null; "
+		   "ip netns del sxhd-peer 2>/dev/null; "
 		   "! ip link show " HD_IF " >/dev/null 2>&1"))
 		fprintf(stderr, "could not remove %s or %s\n", HD_RXE, HD_IF);
 	for (size_t i = 0; i < ARRAY_SIZE(hd_modules); i++) {
@@ -683,6 +685,71 @@ TEST_F_TIMEOUT(hostdev, cm_devices, 60)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * A softxrc link answers the IB CM on QP1 (kernel/cm_mad.c): rdma_rxe's
+ * rdma_cm connecting to an address of a softxrc host where nothing
+ * listens is rejected at once ("invalid service ID", 8), not after the
+ * REQ's retries (about 98 s).  The link is on the veth's other end,
+ * moved into a namespace of its own (rxe holds UDP port 4791 of this
+ * one); rping on rxe0 through the system's librdmacm is the asker.
+ */
+#define HD_NS		"sxhd-peer"
+#define HD_LINK		"softxrc9"
+#define HD_LINK_ADDR	"10.77.0.2"
+#define HD_LINK_SYSFS	"/sys/class/misc/" HD_LINK "/counters/"
+
+static void hd_link_gone(void)
+{
+	if (system("ip netns exec " HD_NS " build/bin/softxrc link del "
+		   HD_LINK " 2>/dev/null; "
+		   "ip -n " HD_NS " link set " HD_PEER " netns 1 2>/dev/null; "
+		   "ip link set " HD_PEER " up; ip netns del " HD_NS
+		   " 2>/dev/null; true"))
+		fprintf(stderr, "could not take %s back\n", HD_PEER);
+}
+
+TEST_F_TIMEOUT(hostdev, cm_no_listener, 120)
+{
+	char *out = NULL;
+	double t0, secs;
+	int ret;
+
+	if (self->skipped)
+		return;
+	if (!sxrc_have("rping"))
+		SKIP(return, "rping is not installed");
+	hd_link_gone();
+	ASSERT_EQ(0, system("ip netns add " HD_NS " && "
+			    "ip link set " HD_PEER " netns " HD_NS " && "
+			    "ip -n " HD_NS " addr add " HD_LINK_ADDR "/24 dev "
+			    HD_PEER " && ip -n " HD_NS " link set " HD_PEER
+			    " up && ip -n " HD_NS " link set lo up && "
+			    "ip netns exec " HD_NS " build/bin/softxrc link add "
+			    HD_LINK " netdev " HD_PEER)) {
+		hd_link_gone();
+	}
+	t0 = sxrc_now_ms();
+	ret = sxrc_run("unset LD_LIBRARY_PATH; rping -c -v -C 1 -a "
+		       HD_LINK_ADDR " -p 7471", 60, 1 << 16, &out);
+	secs = (sxrc_now_ms() - t0) / 1000;
+	EXPECT_NE(0, ret);
+	EXPECT_NE(NULL, out);
+	if (out) {
+		EXPECT_NE(NULL, strstr(out, "RDMA_CM_EVENT_REJECTED, error 8"));
+		if (!strstr(out, "RDMA_CM_EVENT_REJECTED, error 8"))
+			sxrc_tail(out, 20);
+	}
+	/* At once: not after the REQ's first response timeout (~4 s). */
+	EXPECT_GT(4.0, secs) {
+		TH_LOG("rejected after %.1f s", secs);
+	}
+	/* The REQ taken and answered by the link, once. */
+	EXPECT_EQ(1, sxrc_read_long(HD_LINK_SYSFS "wire_cm_rx", 10));
+	EXPECT_EQ(1, sxrc_read_long(HD_LINK_SYSFS "wire_cm_tx", 10));
+	free(out);
+	hd_link_gone();
 }
 
 TEST_HARNESS_MAIN

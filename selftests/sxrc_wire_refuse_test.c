@@ -820,4 +820,150 @@ TEST_F_TIMEOUT(wire, rnr_retry, 300)
 	wf_finish(_metadata, self);
 }
 
+/*
+ * QP1: the communication manager's MADs (kernel/cm_mad.c).  With nothing
+ * listening on the link, a REQ gets a REJ "invalid service ID" (8), a
+ * SIDR_REQ a SIDR_REP "unsupported", a DREQ a DREP, each at once, once,
+ * to the peer's QP1 with the request's transaction ID.  Malformed MADs,
+ * other classes and methods, and messages about connections this host
+ * does not have are dropped and counted, and answer nothing.
+ */
+#define CM_QKEY		0x80010000U
+#define CM_TID		0x0000000100c0ffeeULL
+
+/* A CM MAD of @attr to QP1 in @mad, its first two message words @a, @b. */
+static struct wf_pkt wf_mad(uint8_t *mad, uint16_t attr, uint32_t a,
+			    uint32_t b)
+{
+	struct wf_pkt p = {
+		.opcode = TP_UD | SEND_ONLY, .pkey = 0xffff, .dqpn = 1,
+		.qkey = CM_QKEY, .sqpn = 1, .data = mad, .len = 256,
+	};
+
+	memset(mad, 0, 256);
+	mad[0] = 1;		/* base version */
+	mad[1] = 0x07;		/* class: CM */
+	mad[2] = 2;		/* class version */
+	mad[3] = 0x03;		/* method: SEND */
+	put64(mad + 8, CM_TID + attr);
+	put16(mad + 16, attr);
+	put32(mad + 24, a);
+	put32(mad + 28, b);
+	return p;
+}
+
+/* The answer to the peer's QP1 since capture @from: its MAD, checked. */
+static const uint8_t *wf_cm_answer(struct __test_metadata *_metadata,
+				   WF_SELF *self, unsigned int from,
+				   uint16_t attr)
+{
+	struct wf_cap *k = wf_wait_cap(&self->net, from, 1, TP_UD | SEND_ONLY);
+
+	if (!k) {
+		TH_LOG("no answer %#x to QP1", attr);
+		return NULL;
+	}
+	EXPECT_EQ(256, k->paylen - 8);	/* the DETH, then the MAD */
+	EXPECT_EQ(CM_QKEY, get32(k->data));
+	EXPECT_EQ(1, get32(k->data + 4) & 0xffffff);
+	EXPECT_EQ(0x01070203, get32(k->data + 8));
+	EXPECT_EQ(attr, get32(k->data + 8 + 16) >> 16);
+	EXPECT_EQ(1, wf_caps_to(&self->net, from, 1));
+	return k->data + 8;
+}
+
+TEST_F_TIMEOUT(wire, cm_mads, 300)
+{
+	long rx0 = wf_counter("wire_cm_rx"), tx0 = wf_counter("wire_cm_tx");
+	long drop0 = wf_counter("wire_cm_dropped");
+	static const uint8_t bad[][4] = {
+		{ 2, 0x07, 2, 0x03 },	/* base version */
+		{ 1, 0x04, 2, 0x03 },	/* another class */
+		{ 1, 0x07, 1, 0x03 },	/* class version */
+		{ 1, 0x07, 2, 0x01 },	/* GET */
+		{ 1, 0x07, 2, 0x83 },	/* a response method */
+	};
+	static uint8_t mad[300], mads[20][300];
+	const uint8_t *m;
+	struct wf_pkt g[20];
+	struct wf_mark mk;
+	unsigned int from, n;
+
+	ASSERT_LE(0, rx0);
+	ASSERT_LE(0, tx0);
+	ASSERT_LE(0, drop0);
+
+	/* A REQ (local comm ID 0x1234abcd): REJ, reason 8, for the REQ. */
+	from = self->net.ncap;
+	wf_mark(self, &mk);
+	g[0] = wf_mad(mad, 0x10, 0x1234abcd, 0);
+	ASSERT_EQ(0, wf_send(&self->net, &g[0]));
+	EXPECT_TRUE(wf_expect(_metadata, self, &mk, 0));
+	m = wf_cm_answer(_metadata, self, from, 0x12);
+	ASSERT_NE(NULL, m);
+	EXPECT_EQ(CM_TID + 0x10, get64(m + 8));
+	EXPECT_EQ(0, get32(m + 24));		/* our comm ID: none */
+	EXPECT_EQ(0x1234abcd, get32(m + 28));	/* the REQ's */
+	EXPECT_EQ(0, m[32] >> 6);		/* rejects a REQ */
+	EXPECT_EQ(8, get32(m + 32) & 0xffff);	/* invalid service ID */
+
+	/* A SIDR_REQ: SIDR_REP "unsupported", its request and service ID. */
+	from = self->net.ncap;
+	wf_mark(self, &mk);
+	g[0] = wf_mad(mad, 0x17, 0x55aa0001, 0xffff0000);
+	put64(mad + 24 + 8, 0x0000000001110457ULL);
+	ASSERT_EQ(0, wf_send(&self->net, &g[0]));
+	EXPECT_TRUE(wf_expect(_metadata, self, &mk, 0));
+	m = wf_cm_answer(_metadata, self, from, 0x18);
+	ASSERT_NE(NULL, m);
+	EXPECT_EQ(0x55aa0001, get32(m + 24));
+	EXPECT_EQ(1, m[28]);
+	EXPECT_EQ(0x0000000001110457ULL, get64(m + 36));
+
+	/* A DREQ (ours 0x77, theirs 0x99): DREP with the IDs swapped. */
+	from = self->net.ncap;
+	wf_mark(self, &mk);
+	g[0] = wf_mad(mad, 0x15, 0x99, 0x77);
+	ASSERT_EQ(0, wf_send(&self->net, &g[0]));
+	EXPECT_TRUE(wf_expect(_metadata, self, &mk, 0));
+	m = wf_cm_answer(_metadata, self, from, 0x16);
+	ASSERT_NE(NULL, m);
+	EXPECT_EQ(0x77, get32(m + 24));
+	EXPECT_EQ(0x99, get32(m + 28));
+	EXPECT_EQ(rx0 + 3, wf_counter("wire_cm_rx"));
+	EXPECT_EQ(tx0 + 3, wf_counter("wire_cm_tx"));
+
+	/* Nothing to answer: dropped, counted, no answer. */
+#define MAD_ADD(attr)	(g[n] = wf_mad(mads[n], (attr), 5, 6), &g[n++])
+	n = 0;
+	MAD_ADD(0x13);			/* REP: no such connection */
+	MAD_ADD(0x14);			/* RTU */
+	MAD_ADD(0x11);			/* MRA */
+	MAD_ADD(0x12);			/* REJ */
+	MAD_ADD(0x16);			/* DREP */
+	MAD_ADD(0x18);			/* SIDR_REP */
+	MAD_ADD(0x99);			/* no such attribute */
+	MAD_ADD(0x10)->qkey = 0x80010001;	/* not the CM's Q_Key */
+	MAD_ADD(0x10)->sqpn = 2;		/* not from QP1 */
+	MAD_ADD(0x10)->len = 252;		/* short */
+	MAD_ADD(0x10)->len = 260;		/* long */
+	MAD_ADD(0x10)->opcode = TP_UD | SEND_ONLY_IMM;
+	MAD_ADD(0x10)->opcode = TP_RC | SEND_ONLY;	/* QP1 is UD */
+	for (unsigned int i = 0; i < ARRAY_SIZE(bad); i++) {
+		MAD_ADD(0x10);
+		memcpy(mads[n - 1], bad[i], 4);
+	}
+#undef MAD_ADD
+	from = self->net.ncap;
+	wf_mark(self, &mk);
+	for (unsigned int i = 0; i < n; i++)
+		ASSERT_EQ(0, wf_send(&self->net, &g[i]));
+	EXPECT_TRUE(wf_expect(_metadata, self, &mk, n));
+	EXPECT_EQ(0, wf_caps_to(&self->net, from, 1));
+	EXPECT_EQ(drop0 + (long)n, wf_counter("wire_cm_dropped"));
+	EXPECT_EQ(tx0 + 3, wf_counter("wire_cm_tx"));
+	EXPECT_TRUE(wf_cqs_quiet(_metadata, self));
+	EXPECT_TRUE(wf_mem_ok(_metadata, self));
+}
+
 TEST_HARNESS_MAIN
