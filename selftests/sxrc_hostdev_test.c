@@ -696,7 +696,7 @@ TEST_F_TIMEOUT(hostdev, cm_devices, 60)
  * one); rping on rxe0 through the system's librdmacm is the asker.
  */
 #define HD_NS		"sxhd-peer"
-#define HD_LINK		"softxrc9"
+#define HD_LINK		"softxrc2"
 #define HD_LINK_ADDR	"10.77.0.2"
 #define HD_LINK_SYSFS	"/sys/class/misc/" HD_LINK "/counters/"
 
