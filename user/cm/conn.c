@@ -94,8 +94,8 @@ static int sxcm_connect(struct sxcm_id *s, struct rdma_conn_param *p)
 	req.rnr_retry_count = s->rnr_retry_count;
 	req.flow_control = p ? p->flow_control : 1;
 	req.srq = s->id.srq ? 1 : (p ? p->srq : 0);
-	sxcm_to_wire(&req.src, &s->id.route.addr.src_addr);
-	sxcm_to_wire(&req.dst, &s->id.route.addr.dst_addr);
+	sxcm_addr_to_msg(&req.src, &s->id.route.addr.src_addr);
+	sxcm_addr_to_msg(&req.dst, &s->id.route.addr.dst_addr);
 	ret = sxcm_send(s, &req, SXCM_REQ, p ? p->private_data : NULL,
 			p ? p->private_data_len : 0);
 	if (ret) {

@@ -17,9 +17,10 @@
  * Locking: one mutex, sxcm_lock, protects every id, channel, event and
  * the watch list, and is held across every call into the system's
  * librdmacm; sxcm_cond is broadcast whenever an event is queued or
- * acknowledged.  A progress thread (wire.c) waits in epoll_wait() with
- * the lock dropped and handles socket and system channel activity under
- * it, so that a channel's fd is readable exactly when an event is queued.
+ * acknowledged.  A progress thread (rendezvous.c) waits in epoll_wait()
+ * with the lock dropped and handles socket and system channel activity
+ * under it, so that a channel's fd is readable exactly when an event is
+ * queued.
  */
 #ifndef SXCM_H
 #define SXCM_H
@@ -84,7 +85,7 @@ static inline void sxcm_list_del(struct sxcm_list *n)
 #define sxcm_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - __builtin_offsetof(type, member)))
 
-/* ---------------------------------------------------------------- wire */
+/* ------------------------------------------------------------ messages */
 
 enum sxcm_msg_type {
 	SXCM_REQ = 1,
@@ -99,7 +100,7 @@ enum sxcm_msg_type {
 #define SXCM_VERSION	1
 
 /* An address as carried by a message: family, port (network order), 16 bytes. */
-struct sxcm_wire_addr {
+struct sxcm_msg_addr {
 	uint16_t family;
 	uint16_t port;
 	uint32_t scope_id;
@@ -128,8 +129,8 @@ struct sxcm_msg {
 	uint16_t reason;		/* REJ */
 	uint32_t qkey;			/* UD REQ, REP */
 	uint32_t reserved;		/* 0 */
-	struct sxcm_wire_addr src;	/* REQ: the connector's address */
-	struct sxcm_wire_addr dst;	/* REQ: the address it connected to */
+	struct sxcm_msg_addr src;	/* REQ: the connector's address */
+	struct sxcm_msg_addr dst;	/* REQ: the address it connected to */
 	uint8_t pdata[SXCM_MAX_PDATA];
 };
 
@@ -319,15 +320,16 @@ void *sxcm_sys_fn(const char *name, _Atomic(void *) *cache);
 	sxcm_sys_mirror(s); \
 	sxcm_r_; })
 
-/* wire.c: rendezvous sockets, messages, the progress thread */
+/* rendezvous.c: rendezvous sockets, messages, the progress thread */
 int sxcm_watch_add(struct sxcm_watch *w, int fd);
 void sxcm_watch_del(struct sxcm_watch *w);
 int sxcm_name(char *buf, size_t size, enum rdma_port_space ps,
 	      const struct sockaddr *sa, bool wildcard);
 int sxcm_send(struct sxcm_id *id, struct sxcm_msg *msg, uint8_t type,
 	      const void *pdata, uint8_t len);
-void sxcm_to_wire(struct sxcm_wire_addr *w, const struct sockaddr *sa);
-int sxcm_from_wire(struct sockaddr_storage *ss, const struct sxcm_wire_addr *w);
+void sxcm_addr_to_msg(struct sxcm_msg_addr *w, const struct sockaddr *sa);
+int sxcm_addr_from_msg(struct sockaddr_storage *ss,
+		       const struct sxcm_msg_addr *w);
 int sxcm_reserve(struct sxcm_id *id, struct sockaddr *sa);
 int sxcm_connect_socket(struct sxcm_id *id);
 int sxcm_listen_socket(struct sxcm_id *id, int backlog);

@@ -22,9 +22,9 @@
  * - A listener on the wildcard address listens in both places: its
  *   rendezvous socket and a system id on the same port.
  * - Each channel of ours gets a twin in the system library when an id on
- *   it first needs one.  The progress thread (wire.c) watches the twin's
- *   fd, takes its events, copies them into events of ours (private data
- *   included) and acknowledges them at once, so nothing of a system
+ *   it first needs one.  The progress thread (rendezvous.c) watches the
+ *   twin's fd, takes its events, copies them into events of ours (private
+ *   data included) and acknowledges them at once, so nothing of a system
  *   event is used after, and the system library never waits for an
  *   acknowledgement.  A CONNECT_REQUEST's new id gets a proxy of its own.
  *

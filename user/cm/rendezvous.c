@@ -91,7 +91,7 @@ bool sxcm_is_local(const struct sockaddr *sa)
 	return ok;
 }
 
-void sxcm_to_wire(struct sxcm_wire_addr *w, const struct sockaddr *sa)
+void sxcm_addr_to_msg(struct sxcm_msg_addr *w, const struct sockaddr *sa)
 {
 	memset(w, 0, sizeof(*w));
 	w->family = sa->sa_family;
@@ -106,7 +106,8 @@ void sxcm_to_wire(struct sxcm_wire_addr *w, const struct sockaddr *sa)
 	}
 }
 
-int sxcm_from_wire(struct sockaddr_storage *ss, const struct sxcm_wire_addr *w)
+int sxcm_addr_from_msg(struct sockaddr_storage *ss,
+		       const struct sxcm_msg_addr *w)
 {
 	memset(ss, 0, sizeof(*ss));
 	if (w->family == AF_INET) {
@@ -486,7 +487,7 @@ static void sxcm_got_req(struct sxcm_id *id, const struct sxcm_msg *m)
 {
 	struct sockaddr_storage src, dst;
 
-	if (sxcm_from_wire(&src, &m->dst) || sxcm_from_wire(&dst, &m->src))
+	if (sxcm_addr_from_msg(&src, &m->dst) || sxcm_addr_from_msg(&dst, &m->src))
 		return;
 	memcpy(&id->id.route.addr.src_storage, &src, sizeof(src));
 	memcpy(&id->id.route.addr.dst_storage, &dst, sizeof(dst));
