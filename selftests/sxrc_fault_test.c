@@ -156,28 +156,6 @@ static struct ibv_qp *make_qp(struct fx *f, enum ibv_qp_type type)
 	return ibv_create_qp(f->pd, &ia);
 }
 
-/*
- * Poll @cq for up to 2 s until the completion of @wr_id shows up; its
- * status or -1.  Completions of WRs whose doorbell a fault cut short (the
- * WQE stays in the ring and runs at the next doorbell) are skipped.
- */
-static int poll_one(struct ibv_cq *cq, uint64_t wr_id)
-{
-	struct ibv_wc wc;
-
-	for (int i = 0; i < 200000; i++) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		if (n < 0)
-			return -1;
-		if (n == 1 && wc.wr_id == wr_id)
-			return wc.status;
-		if (n == 0 && i > 1000)
-			usleep(10);
-	}
-	return -1;
-}
-
 /* Both completions, in either order; 0 if both succeeded. */
 static int poll_two(struct ibv_cq *cq, uint64_t id1, uint64_t id2)
 {
@@ -537,7 +515,7 @@ static int op_rdma_write(struct fx *f)
 	if (ret)
 		return ret;
 	/* a fault in the engine defers the work; it must still complete */
-	ret = poll_one(f->cq, 1);
+	ret = sxrc_poll_wr(f->cq, 1, 2000);
 	return ret == IBV_WC_SUCCESS ? 0 : EIO;
 }
 
@@ -603,7 +581,7 @@ static int op_first_write(struct fx *f)
 		ret = ibv_post_send(qa, &wr, &bad);
 	if (ret)
 		return ret;
-	return poll_one(f->cq, 7) == IBV_WC_SUCCESS ? 0 : EIO;
+	return sxrc_poll_wr(f->cq, 7, 2000) == IBV_WC_SUCCESS ? 0 : EIO;
 }
 
 static void undo_first_write(struct fx *f)

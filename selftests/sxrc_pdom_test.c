@@ -151,29 +151,6 @@ static struct ibv_srq *srq_on(struct ibv_pd *pd)
 	return ibv_create_srq(pd, &a);
 }
 
-/* Wait for one completion through the extended API; returns its wr_id. */
-static int poll_one(struct ibv_cq_ex *cq, uint64_t *wr_id,
-		    enum ibv_wc_status *status, enum ibv_wc_opcode *opcode)
-{
-	int i, ret;
-
-	for (i = 0; i < 100000; i++) {
-		ret = ibv_start_poll(cq, NULL);
-		if (ret == ENOENT) {
-			usleep(10);
-			continue;
-		}
-		if (ret)
-			return ret;
-		*wr_id = cq->wr_id;
-		*status = cq->status;
-		*opcode = ibv_wc_read_opcode(cq);
-		ibv_end_poll(cq);
-		return 0;
-	}
-	return ETIMEDOUT;
-}
-
 TEST_F(pdom, td_alloc_and_dealloc)
 {
 	struct ibv_td_init_attr ta = { .comp_mask = 1 };
@@ -460,9 +437,7 @@ TEST_F(pdom, traffic)
 	struct ibv_qp *a, *b;
 	struct ibv_mr *mr;
 	struct ibv_td *td;
-	enum ibv_wc_status st;
-	enum ibv_wc_opcode op;
-	uint64_t id;
+	struct ibv_wc wc;
 	int i;
 
 	td = ibv_alloc_td(self->ctx, &ta);
@@ -487,17 +462,17 @@ TEST_F(pdom, traffic)
 		self->buf[i] = i;
 	ASSERT_EQ(0, send_into_srq(self, mr, a, srq));
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, poll_one(cq, &id, &st, &op));
-		EXPECT_EQ(IBV_WC_SUCCESS, st);
-		EXPECT_EQ(id == 7 ? IBV_WC_RECV : IBV_WC_SEND, op);
+		ASSERT_EQ(1, sxrc_poll_n(ibv_cq_ex_to_cq(cq), &wc, 1, 5000));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(wc.wr_id == 7 ? IBV_WC_RECV : IBV_WC_SEND, wc.opcode);
 	}
 	EXPECT_EQ(0, memcmp(self->buf, self->buf + 4096, 256));
 
 	ASSERT_EQ(0, write_then_read(self, mr, a));
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, poll_one(cq, &id, &st, &op));
-		EXPECT_EQ(IBV_WC_SUCCESS, st);
-		EXPECT_EQ(9 + i, id);
+		ASSERT_EQ(1, sxrc_poll_n(ibv_cq_ex_to_cq(cq), &wc, 1, 5000));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(9 + i, wc.wr_id);
 	}
 	EXPECT_EQ(0, memcmp(self->buf, self->buf + 12288, 256));
 

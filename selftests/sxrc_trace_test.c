@@ -12,6 +12,7 @@
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
+#include "sxrc_util.h"
 
 #define BUF_SIZE	(64UL << 10)
 #define ACCESS_ALL	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
@@ -220,27 +221,6 @@ static int post_write(struct ibv_qp *qp, struct ibv_mr *mr, uint64_t wr_id,
 	return ibv_post_send(qp, &wr, &bad);
 }
 
-/* Poll one completion within a second; its status or -1. */
-static int poll_one(struct ibv_cq *cq, uint64_t *wr_id)
-{
-	struct timespec start, now;
-	struct ibv_wc wc;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	do {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		if (n < 0)
-			return -1;
-		if (n == 1) {
-			*wr_id = wc.wr_id;
-			return wc.status;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (now.tv_sec - start.tv_sec < 2);
-	return -1;
-}
-
 TEST_F(tr, mr_pin_and_unpin)
 {
 	char addr[64], len[64];
@@ -273,7 +253,6 @@ TEST_F(tr, post_wqe_and_completions)
 	char qpn[32], wrid[32], wrid_bad[32];
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
-	uint64_t got;
 
 	ASSERT_EQ(0, tr_write(self->dir, "events/softxrc/enable", "1"));
 	mr = ibv_reg_mr(self->pd, self->buf, BUF_SIZE, ACCESS_ALL);
@@ -282,12 +261,10 @@ TEST_F(tr, post_wqe_and_completions)
 	ASSERT_NE(NULL, qp);
 
 	ASSERT_EQ(0, post_write(qp, mr, 0xabc1, mr->lkey));
-	ASSERT_EQ(IBV_WC_SUCCESS, poll_one(self->cq, &got));
-	ASSERT_EQ(0xabc1, got);
+	ASSERT_EQ(IBV_WC_SUCCESS, sxrc_poll_wr(self->cq, 0xabc1, 2000));
 	/* A bad lkey: a local protection error, and the QP goes to ERR. */
 	ASSERT_EQ(0, post_write(qp, mr, 0xbad2, mr->lkey ^ 0x80));
-	ASSERT_EQ(IBV_WC_LOC_PROT_ERR, poll_one(self->cq, &got));
-	ASSERT_EQ(0xbad2, got);
+	ASSERT_EQ(IBV_WC_LOC_PROT_ERR, sxrc_poll_wr(self->cq, 0xbad2, 2000));
 
 	self->trace = tr_read(self->dir);
 	ASSERT_NE(NULL, self->trace);

@@ -206,6 +206,21 @@ int sxrc_poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
 	return got;
 }
 
+int sxrc_poll_wr(struct ibv_cq *cq, uint64_t wr_id, int ms)
+{
+	double end = sxrc_now_ms() + ms;
+	struct ibv_wc wc;
+	int left;
+
+	while ((left = (int)(end - sxrc_now_ms())) > 0) {
+		if (sxrc_poll_n(cq, &wc, 1, left) != 1)
+			break;
+		if (wc.wr_id == wr_id)
+			return wc.status;
+	}
+	return -1;
+}
+
 int sxrc_get_event(struct ibv_context *ctx, struct ibv_async_event *ev,
 		   int ms)
 {

@@ -82,6 +82,11 @@ int sxrc_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 double sxrc_now_ms(void);
 /* Up to @n completions within @ms; how many came, or < 0. */
 int sxrc_poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
+/*
+ * The completion of @wr_id within @ms: its status, or -1 (timeout, error).
+ * Completions of other WRs that come first are passed over.
+ */
+int sxrc_poll_wr(struct ibv_cq *cq, uint64_t wr_id, int ms);
 /* One async event within @ms: 0, or -1 (timeout, error). */
 int sxrc_get_event(struct ibv_context *ctx, struct ibv_async_event *ev,
 		   int ms);
