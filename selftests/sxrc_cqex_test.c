@@ -120,6 +120,37 @@ static int connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 	       to_state(qp, IBV_QPS_RTS, 0, 0);
 }
 
+/*
+ * Two QPs of @type, each on an extended CQ of its own: *@cqa and *@cqb
+ * where given, new ones (WC_ALL) where NULL.  0 or -1.
+ */
+static int qp_pair(FIXTURE_DATA(ex) *self, enum ibv_qp_type type,
+		   struct ibv_cq_ex **cqa, struct ibv_cq_ex **cqb,
+		   struct ibv_qp **a, struct ibv_qp **b)
+{
+	if (!*cqa)
+		*cqa = cq_ex(self->ctx, WC_ALL);
+	if (!*cqb)
+		*cqb = cq_ex(self->ctx, WC_ALL);
+	if (!*cqa || !*cqb)
+		return -1;
+	*a = qp_ex(self, type, *cqa);
+	*b = qp_ex(self, type, *cqb);
+	return *a && *b ? 0 : -1;
+}
+
+/* qp_pair(), the two connected to each other (UD: to no one). */
+static int qp_pair_connected(FIXTURE_DATA(ex) *self, enum ibv_qp_type type,
+			     struct ibv_cq_ex **cqa, struct ibv_cq_ex **cqb,
+			     struct ibv_qp **a, struct ibv_qp **b)
+{
+	bool ud = type == IBV_QPT_UD;
+
+	return qp_pair(self, type, cqa, cqb, a, b) ?:
+	       connect_qp(*a, ud ? 0 : (*b)->qp_num) ?:
+	       connect_qp(*b, ud ? 0 : (*a)->qp_num);
+}
+
 static struct ibv_sge sge_at(FIXTURE_DATA(ex) *self, size_t off,
 			     uint32_t len)
 {
@@ -137,16 +168,24 @@ static int post_recv(FIXTURE_DATA(ex) *self, struct ibv_qp *qp,
 	return ibv_post_recv(qp, &wr, &bad);
 }
 
+/* A signaled @opcode with immediate data @imm, of the one SGE *@s. */
+static struct ibv_send_wr imm_wr(struct ibv_sge *s, uint64_t wr_id,
+				 enum ibv_wr_opcode opcode, uint32_t imm)
+{
+	return (struct ibv_send_wr){
+		.wr_id = wr_id, .sg_list = s, .num_sge = 1,
+		.opcode = opcode, .imm_data = htobe32(imm),
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+}
+
 static int post_send_imm(FIXTURE_DATA(ex) *self, struct ibv_qp *qp,
 			 uint64_t wr_id, size_t off, uint32_t len,
 			 uint32_t imm)
 {
 	struct ibv_sge s = sge_at(self, off, len);
-	struct ibv_send_wr wr = {
-		.wr_id = wr_id, .sg_list = &s, .num_sge = 1,
-		.opcode = IBV_WR_SEND_WITH_IMM, .imm_data = htobe32(imm),
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
+	struct ibv_send_wr wr = imm_wr(&s, wr_id, IBV_WR_SEND_WITH_IMM, imm),
+			   *bad;
 
 	return ibv_post_send(qp, &wr, &bad);
 }
@@ -235,7 +274,7 @@ static void wr_send_one(struct ibv_qp_ex *x, uint32_t lkey, void *addr,
  */
 TEST_F(ex, wr_complete_wrong_state)
 {
-	struct ibv_cq_ex *cqa, *cqb;
+	struct ibv_cq_ex *cqa = NULL, *cqb = NULL;
 	struct ibv_qp *a, *b;
 	struct ibv_qp_ex *x;
 	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND, .num_sge = 0 };
@@ -243,14 +282,7 @@ TEST_F(ex, wr_complete_wrong_state)
 	struct ibv_send_wr *bad;
 	struct rec r[8];
 
-	cqa = cq_ex(self->ctx, WC_ALL);
-	cqb = cq_ex(self->ctx, WC_ALL);
-	ASSERT_NE(NULL, cqa);
-	ASSERT_NE(NULL, cqb);
-	a = qp_ex(self, IBV_QPT_RC, cqa);
-	b = qp_ex(self, IBV_QPT_RC, cqb);
-	ASSERT_NE(NULL, a);
-	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, qp_pair(self, IBV_QPT_RC, &cqa, &cqb, &a, &b));
 	x = ibv_qp_to_qp_ex(a);
 	ASSERT_NE(NULL, x);
 	ASSERT_EQ(0, connect_qp(b, a->qp_num));
@@ -334,25 +366,16 @@ TEST_F(ex, wr_complete_no_send_queue)
 TEST_F(ex, rc_all_fields)
 {
 	uint64_t m0, m1, r0, r1;
-	struct ibv_cq_ex *cqa, *cqb;
+	struct ibv_cq_ex *cqa = NULL, *cqb = NULL;
 	struct ibv_poll_cq_attr pa = { 0 };
 	struct ibv_qp *a, *b;
 	struct rec r[8];
 	int i;
 
-	cqa = cq_ex(self->ctx, WC_ALL);
-	cqb = cq_ex(self->ctx, WC_ALL);
-	ASSERT_NE(NULL, cqa);
-	ASSERT_NE(NULL, cqb);
+	ASSERT_EQ(0, qp_pair_connected(self, IBV_QPT_RC, &cqa, &cqb, &a, &b));
 	EXPECT_EQ(ENOENT, ibv_start_poll(cqa, &pa));
 	/* ENOENT left the CQ unlocked: polling again does not hang. */
 	EXPECT_EQ(ENOENT, ibv_start_poll(cqa, &pa));
-	a = qp_ex(self, IBV_QPT_RC, cqa);
-	b = qp_ex(self, IBV_QPT_RC, cqb);
-	ASSERT_NE(NULL, a);
-	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, connect_qp(a, b->qp_num));
-	ASSERT_EQ(0, connect_qp(b, a->qp_num));
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(0, post_recv(self, b, 100 + i, 65536 + i * 4096,
 				       4096));
@@ -407,7 +430,7 @@ TEST_F(ex, next_poll_and_reuse)
 	struct ibv_cq_init_attr_ex ca = {
 		.cqe = 4, .wc_flags = IBV_WC_EX_WITH_BYTE_LEN,
 	};
-	struct ibv_cq_ex *cqa, *cqb;
+	struct ibv_cq_ex *cqa = NULL, *cqb = NULL;
 	struct ibv_qp *a, *b;
 	struct rec r[4];
 	int round, i, n;
@@ -419,12 +442,7 @@ TEST_F(ex, next_poll_and_reuse)
 	EXPECT_EQ(NULL, cqb->read_imm_data);
 	cqa = cq_ex(self->ctx, 0);
 	ASSERT_NE(NULL, cqa);
-	a = qp_ex(self, IBV_QPT_RC, cqa);
-	b = qp_ex(self, IBV_QPT_RC, cqb);
-	ASSERT_NE(NULL, a);
-	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, connect_qp(a, b->qp_num));
-	ASSERT_EQ(0, connect_qp(b, a->qp_num));
+	ASSERT_EQ(0, qp_pair_connected(self, IBV_QPT_RC, &cqa, &cqb, &a, &b));
 
 	/* A 4-entry ring, filled and drained 8 times: no overrun. */
 	for (round = 0; round < 8; round++) {
@@ -462,7 +480,7 @@ TEST_F(ex, ud_src_qp_slid)
 {
 	struct ibv_ah_attr aa = { .dlid = 1, .port_num = 1, .sl = 0 };
 	struct ibv_port_attr port;
-	struct ibv_cq_ex *cqa, *cqb;
+	struct ibv_cq_ex *cqa = NULL, *cqb = NULL;
 	struct ibv_qp *a, *b;
 	struct ibv_ah *ah;
 	struct rec r[2];
@@ -471,27 +489,13 @@ TEST_F(ex, ud_src_qp_slid)
 
 	ASSERT_EQ(0, ibv_query_port(self->ctx, 1, &port));
 	aa.dlid = port.lid;
-	cqa = cq_ex(self->ctx, WC_ALL);
-	cqb = cq_ex(self->ctx, WC_ALL);
-	ASSERT_NE(NULL, cqa);
-	ASSERT_NE(NULL, cqb);
-	a = qp_ex(self, IBV_QPT_UD, cqa);
-	b = qp_ex(self, IBV_QPT_UD, cqb);
-	ASSERT_NE(NULL, a);
-	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, connect_qp(a, 0));
-	ASSERT_EQ(0, connect_qp(b, 0));
+	ASSERT_EQ(0, qp_pair_connected(self, IBV_QPT_UD, &cqa, &cqb, &a, &b));
 	ah = ibv_create_ah(self->pd, &aa);
 	ASSERT_NE(NULL, ah);
 	ASSERT_EQ(0, post_recv(self, b, 7, 4096, 4096));
 
 	s = sge_at(self, 0, 300);
-	wr.wr_id = 8;
-	wr.sg_list = &s;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_SEND_WITH_IMM;
-	wr.imm_data = htobe32(0x5150);
-	wr.send_flags = IBV_SEND_SIGNALED;
+	wr = imm_wr(&s, 8, IBV_WR_SEND_WITH_IMM, 0x5150);
 	wr.wr.ud.ah = ah;
 	wr.wr.ud.remote_qpn = b->qp_num;
 	wr.wr.ud.remote_qkey = QKEY;
@@ -579,12 +583,7 @@ TEST_F(ex, xrc_srq)
 	ASSERT_EQ(0, ibv_post_srq_recv(srq, &rwr, &rbad));
 	memset(self->buf, 0x5a, 777);
 	s = sge_at(self, 0, 777);
-	wr.wr_id = 34;
-	wr.sg_list = &s;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_SEND_WITH_IMM;
-	wr.imm_data = htobe32(99);
-	wr.send_flags = IBV_SEND_SIGNALED;
+	wr = imm_wr(&s, 34, IBV_WR_SEND_WITH_IMM, 99);
 	wr.qp_type.xrc.remote_srqn = srqn;
 	m0 = now_ns(CLOCK_MONOTONIC);
 	ASSERT_EQ(0, ibv_post_send(sqp, &wr, &bad));
@@ -617,7 +616,7 @@ TEST_F(ex, poll_cq_resize_channel)
 	struct ibv_cq_init_attr_ex ca = {
 		.cqe = 8, .wc_flags = WC_ALL, .cq_context = self,
 	};
-	struct ibv_cq_ex *cqa, *cqb;
+	struct ibv_cq_ex *cqa = NULL, *cqb = NULL;
 	struct ibv_cq *evcq;
 	struct ibv_qp *a, *b;
 	struct ibv_wc wc[4];
@@ -629,14 +628,7 @@ TEST_F(ex, poll_cq_resize_channel)
 	ca.channel = ch;
 	cqb = ibv_create_cq_ex(self->ctx, &ca);
 	ASSERT_NE(NULL, cqb);
-	cqa = cq_ex(self->ctx, WC_ALL);
-	ASSERT_NE(NULL, cqa);
-	a = qp_ex(self, IBV_QPT_RC, cqa);
-	b = qp_ex(self, IBV_QPT_RC, cqb);
-	ASSERT_NE(NULL, a);
-	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, connect_qp(a, b->qp_num));
-	ASSERT_EQ(0, connect_qp(b, a->qp_num));
+	ASSERT_EQ(0, qp_pair_connected(self, IBV_QPT_RC, &cqa, &cqb, &a, &b));
 	ASSERT_EQ(0, ibv_req_notify_cq(ibv_cq_ex_to_cq(cqb), 0));
 	for (i = 0; i < 4; i++) {
 		ASSERT_EQ(0, post_recv(self, b, 200 + i, 4096, 4096));
@@ -682,32 +674,18 @@ TEST_F(ex, poll_cq_resize_channel)
 /* UC: RDMA WRITE with immediate completes as RECV_RDMA_WITH_IMM. */
 TEST_F(ex, uc_write_with_imm)
 {
-	struct ibv_cq_ex *cqa, *cqb;
+	struct ibv_cq_ex *cqa = NULL, *cqb = NULL;
 	struct ibv_qp *a, *b;
 	struct ibv_send_wr wr = { 0 }, *bad;
 	struct ibv_sge s;
 	struct rec r[2];
 
-	cqa = cq_ex(self->ctx, WC_ALL);
-	cqb = cq_ex(self->ctx, WC_ALL);
-	ASSERT_NE(NULL, cqa);
-	ASSERT_NE(NULL, cqb);
-	a = qp_ex(self, IBV_QPT_UC, cqa);
-	b = qp_ex(self, IBV_QPT_UC, cqb);
-	ASSERT_NE(NULL, a);
-	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, connect_qp(a, b->qp_num));
-	ASSERT_EQ(0, connect_qp(b, a->qp_num));
+	ASSERT_EQ(0, qp_pair_connected(self, IBV_QPT_UC, &cqa, &cqb, &a, &b));
 	ASSERT_EQ(0, post_recv(self, b, 70, 0, 0));
 
 	memset(self->buf, 0x3c, 500);
 	s = sge_at(self, 0, 500);
-	wr.wr_id = 71;
-	wr.sg_list = &s;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-	wr.imm_data = htobe32(0x1234);
-	wr.send_flags = IBV_SEND_SIGNALED;
+	wr = imm_wr(&s, 71, IBV_WR_RDMA_WRITE_WITH_IMM, 0x1234);
 	wr.wr.rdma.remote_addr = (uintptr_t)self->buf + 32768;
 	wr.wr.rdma.rkey = self->mr->rkey;
 	ASSERT_EQ(0, ibv_post_send(a, &wr, &bad));
@@ -839,23 +817,14 @@ TEST_F(ex, no_syscalls)
 {
 	struct sigaction sa = { .sa_handler = on_sigsys };
 	struct poll_arg arg = { 0 };
-	struct ibv_cq_ex *cqa, *cqb;
+	struct ibv_cq_ex *cqa = NULL, *cqb = NULL;
 	struct ibv_qp *a, *b;
 	pthread_t t;
 	struct rec r[4];
 	int i;
 
 	ASSERT_EQ(0, sigaction(SIGSYS, &sa, NULL));
-	cqa = cq_ex(self->ctx, WC_ALL);
-	cqb = cq_ex(self->ctx, WC_ALL);
-	ASSERT_NE(NULL, cqa);
-	ASSERT_NE(NULL, cqb);
-	a = qp_ex(self, IBV_QPT_RC, cqa);
-	b = qp_ex(self, IBV_QPT_RC, cqb);
-	ASSERT_NE(NULL, a);
-	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, connect_qp(a, b->qp_num));
-	ASSERT_EQ(0, connect_qp(b, a->qp_num));
+	ASSERT_EQ(0, qp_pair_connected(self, IBV_QPT_RC, &cqa, &cqb, &a, &b));
 	for (i = 0; i < 4; i++) {
 		ASSERT_EQ(0, post_recv(self, b, 300 + i, 4096, 4096));
 		ASSERT_EQ(0, post_send_imm(self, a, i, 0, 8, i));
