@@ -99,21 +99,33 @@ static int run_wr(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_send_wr *wr,
 	return wc.status;
 }
 
+/* A BIND_MW WR: the window @mw, its new key @rkey, @len bytes at @addr. */
+static struct ibv_send_wr bind_wr(struct ibv_mw *mw, uint32_t rkey,
+				  struct ibv_mr *mr, uint64_t addr,
+				  uint64_t len, unsigned int access)
+{
+	struct ibv_send_wr wr = { .wr_id = 7, .opcode = IBV_WR_BIND_MW };
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = addr;
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = access;
+	return wr;
+}
+
 /* Bind the type 2 window @mw on @qp to @len bytes at TGT + @off. */
 static int bind2(FIXTURE_DATA(mw) *self, struct ibv_qp *qp, struct ibv_cq *cq,
 		 struct ibv_mw *mw, struct ibv_mr *mr, size_t off,
 		 size_t len, unsigned int access, uint32_t *rkey)
 {
-	struct ibv_send_wr wr = { .wr_id = 7, .opcode = IBV_WR_BIND_MW };
+	struct ibv_send_wr wr = bind_wr(mw, ibv_inc_rkey(mw->rkey), mr,
+					(uintptr_t)self->buf + TGT + off,
+					len, access);
 	enum ibv_wc_opcode op = 0;
 	int st;
 
-	wr.bind_mw.mw = mw;
-	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
-	wr.bind_mw.bind_info.mr = mr;
-	wr.bind_mw.bind_info.addr = (uintptr_t)self->buf + TGT + off;
-	wr.bind_mw.bind_info.length = len;
-	wr.bind_mw.bind_info.mw_access_flags = access;
 	st = run_wr(qp, cq, &wr, &op);
 	if (st == IBV_WC_SUCCESS) {
 		if (op != IBV_WC_BIND_MW)
@@ -123,6 +135,28 @@ static int bind2(FIXTURE_DATA(mw) *self, struct ibv_qp *qp, struct ibv_cq *cq,
 	if (rkey)
 		*rkey = wr.bind_mw.rkey;
 	return st;
+}
+
+/*
+ * A new type 2 window of the fixture's PD bound on B (bind2()): the
+ * bind's status, or -1 when no window could be allocated.
+ */
+static int bind_new(FIXTURE_DATA(mw) *self, struct ibv_mr *mr, size_t off,
+		    size_t len, unsigned int access, uint32_t *rkey)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+
+	if (!mw)
+		return -1;
+	return bind2(self, self->b, self->cqb, mw, mr, off, len, access,
+		     rkey);
+}
+
+/* An MR of @pd over the target area with @access. */
+static struct ibv_mr *tgt_mr(FIXTURE_DATA(mw) *self, struct ibv_pd *pd,
+			     unsigned int access)
+{
+	return ibv_reg_mr(pd, self->buf + TGT, TGT_LEN, access);
 }
 
 /* A: RDMA @op of @len bytes between SRC + @soff and @raddr/@rkey. */
@@ -150,6 +184,31 @@ static int rdma(FIXTURE_DATA(mw) *self, enum ibv_wr_opcode op, size_t soff,
 static uint64_t tgt(FIXTURE_DATA(mw) *self, size_t off)
 {
 	return (uintptr_t)self->buf + TGT + off;
+}
+
+/*
+ * A's SEND_WITH_INV of @rkey, with @len bytes from SRC, into a receive B
+ * posts first (64 bytes at TGT + 12288): the send's status, -1 when B
+ * cannot post.
+ */
+static int send_inv(FIXTURE_DATA(mw) *self, uint32_t rkey, uint32_t len)
+{
+	struct ibv_sge rsge = {
+		.addr = tgt(self, 12288), .length = 64,
+		.lkey = self->tgt->lkey,
+	}, ssge = {
+		.addr = (uintptr_t)self->buf + SRC, .length = len,
+		.lkey = self->src->lkey,
+	};
+	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr swr = {
+		.opcode = IBV_WR_SEND_WITH_INV, .invalidate_rkey = rkey,
+		.sg_list = &ssge, .num_sge = len ? 1 : 0,
+	};
+
+	if (ibv_post_recv(self->b, &rwr, &rbad))
+		return -1;
+	return run_wr(self->a, self->cqa, &swr, NULL);
 }
 
 #pragma GCC diagnostic pop

@@ -137,13 +137,10 @@ TEST_F(mw, type2_write_read_atomic)
 /* Ends of the window: the last byte works, one past it does not. */
 TEST_F(mw, type2_range_is_the_window)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	uint32_t rkey;
 
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 4096, 4096, REMOTE_ALL,
-					&rkey));
+	ASSERT_EQ(IBV_WC_SUCCESS, bind_new(self, self->tgt, 4096, 4096,
+					   REMOTE_ALL, &rkey));
 	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 16,
 				       tgt(self, 8192 - 16), rkey));
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
@@ -153,13 +150,10 @@ TEST_F(mw, type2_range_is_the_window)
 
 TEST_F(mw, type2_range_below_window)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	uint32_t rkey;
 
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 4096, 4096, REMOTE_ALL,
-					&rkey));
+	ASSERT_EQ(IBV_WC_SUCCESS, bind_new(self, self->tgt, 4096, 4096,
+					   REMOTE_ALL, &rkey));
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
 		  rdma(self, IBV_WR_RDMA_READ, 0, 16, tgt(self, 4096 - 8),
 		       rkey));
@@ -168,13 +162,10 @@ TEST_F(mw, type2_range_below_window)
 /* A read-only window does not take writes (nor atomics). */
 TEST_F(mw, type2_access_is_the_window_s)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	uint32_t rkey;
 
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096,
-					IBV_ACCESS_REMOTE_READ, &rkey));
+	ASSERT_EQ(IBV_WC_SUCCESS, bind_new(self, self->tgt, 0, 4096,
+					   IBV_ACCESS_REMOTE_READ, &rkey));
 	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_READ, 0, 16,
 				       tgt(self, 0), rkey));
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
@@ -184,14 +175,12 @@ TEST_F(mw, type2_access_is_the_window_s)
 
 TEST_F(mw, type2_atomic_needs_atomic_right)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	uint32_t rkey;
 
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096,
-					IBV_ACCESS_REMOTE_WRITE |
-					IBV_ACCESS_REMOTE_READ, &rkey));
+	ASSERT_EQ(IBV_WC_SUCCESS,
+		  bind_new(self, self->tgt, 0, 4096,
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+			   &rkey));
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
 		  rdma(self, IBV_WR_ATOMIC_FETCH_AND_ADD, 0, 8, tgt(self, 0),
 		       rkey));
@@ -243,17 +232,14 @@ TEST_F(mw, type2_only_through_its_qp)
 /* A window's key is never an lkey. */
 TEST_F(mw, window_key_is_not_an_lkey)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = {
 		.opcode = IBV_WR_RDMA_READ, .sg_list = &sge, .num_sge = 1,
 	};
 	uint32_t rkey;
 
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096, REMOTE_ALL,
-					&rkey));
+	ASSERT_EQ(IBV_WC_SUCCESS, bind_new(self, self->tgt, 0, 4096, REMOTE_ALL,
+					   &rkey));
 	sge.addr = tgt(self, 0);
 	sge.length = 16;
 	sge.lkey = rkey;
@@ -268,30 +254,23 @@ TEST_F(mw, window_key_is_not_an_lkey)
 
 TEST_F(mw, bind_needs_mw_bind_access)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	struct ibv_mr *mr;
 
-	ASSERT_NE(NULL, mw);
-	mr = ibv_reg_mr(self->pd, self->buf + TGT, TGT_LEN,
-			IBV_ACCESS_LOCAL_WRITE | REMOTE_ALL);
+	mr = tgt_mr(self, self->pd, IBV_ACCESS_LOCAL_WRITE | REMOTE_ALL);
 	ASSERT_NE(NULL, mr);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, mr, 0, 4096,
-			REMOTE_ALL, NULL));
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, bind_new(self, mr, 0, 4096, REMOTE_ALL,
+					       NULL));
 }
 
 /* A bind error is a local error: the QP goes to the error state. */
 TEST_F(mw, bind_error_fails_the_qp)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	struct ibv_qp_init_attr ia;
 	struct ibv_qp_attr a;
 	struct ibv_send_wr wr = { .wr_id = 3, .opcode = IBV_WR_SEND };
 
-	ASSERT_NE(NULL, mw);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 0,
-			REMOTE_ALL, NULL));
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, bind_new(self, self->tgt, 0, 0,
+					       REMOTE_ALL, NULL));
 	ASSERT_EQ(0, ibv_query_qp(self->b, &a, IBV_QP_STATE, &ia));
 	EXPECT_EQ(IBV_QPS_ERR, a.qp_state);
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, run_wr(self->b, self->cqb, &wr, NULL));
@@ -300,22 +279,17 @@ TEST_F(mw, bind_error_fails_the_qp)
 /* Zero-based windows are not offered. */
 TEST_F(mw, bind_zero_based)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-
-	ASSERT_NE(NULL, mw);
 	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 4096,
-			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_ZERO_BASED,
-			NULL));
+		  bind_new(self, self->tgt, 0, 4096,
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_ZERO_BASED,
+			   NULL));
 }
 
 /* UC QPs bind windows too; a UC peer writes through one. */
 TEST_F(mw, type2_on_uc)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	uint32_t k;
 
-	ASSERT_NE(NULL, mw);
 	ASSERT_EQ(0, ibv_destroy_qp(self->a));
 	ASSERT_EQ(0, ibv_destroy_qp(self->b));
 	self->a = sxrc_qp_new(self->pd, self->cqa, IBV_QPT_UC, 32, 2);
@@ -324,9 +298,8 @@ TEST_F(mw, type2_on_uc)
 	ASSERT_NE(NULL, self->b);
 	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num));
 	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num));
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096,
-					IBV_ACCESS_REMOTE_WRITE, &k));
+	ASSERT_EQ(IBV_WC_SUCCESS, bind_new(self, self->tgt, 0, 4096,
+					   IBV_ACCESS_REMOTE_WRITE, &k));
 	memset(self->buf + SRC, 0x6b, 16);
 	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_WRITE, 0, 16,
 				       tgt(self, 64), k));
@@ -335,58 +308,42 @@ TEST_F(mw, type2_on_uc)
 
 TEST_F(mw, bind_outside_the_mr)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-
-	ASSERT_NE(NULL, mw);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt,
-			TGT_LEN - 4096, 4097, REMOTE_ALL, NULL));
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, bind_new(self, self->tgt, TGT_LEN - 4096,
+					       4097, REMOTE_ALL, NULL));
 }
 
 TEST_F(mw, bind_wrapping_range)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW };
+	struct ibv_send_wr wr;
 
 	ASSERT_NE(NULL, mw);
-	wr.bind_mw.mw = mw;
-	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
-	wr.bind_mw.bind_info.mr = self->tgt;
-	wr.bind_mw.bind_info.addr = tgt(self, 0);
-	wr.bind_mw.bind_info.length = -(uint64_t)4096;
-	wr.bind_mw.bind_info.mw_access_flags = REMOTE_ALL;
+	wr = bind_wr(mw, ibv_inc_rkey(mw->rkey), self->tgt, tgt(self, 0),
+		     -(uint64_t)4096, REMOTE_ALL);
 	EXPECT_EQ(IBV_WC_MW_BIND_ERR, run_wr(self->b, self->cqb, &wr, NULL));
 }
 
 /* A writable window needs an MR with LOCAL_WRITE (writable pages). */
 TEST_F(mw, bind_writable_on_readonly_mr)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	struct ibv_mr *mr;
 
-	ASSERT_NE(NULL, mw);
-	mr = ibv_reg_mr(self->pd, self->buf + TGT, TGT_LEN,
-			IBV_ACCESS_MW_BIND);
+	mr = tgt_mr(self, self->pd, IBV_ACCESS_MW_BIND);
 	ASSERT_NE(NULL, mr);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, mr, 0, 4096,
-			IBV_ACCESS_REMOTE_WRITE, NULL));
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, bind_new(self, mr, 0, 4096,
+					       IBV_ACCESS_REMOTE_WRITE, NULL));
 }
 
 TEST_F(mw, bind_readonly_on_readonly_mr)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	struct ibv_mr *mr;
 	uint32_t rkey;
 
-	ASSERT_NE(NULL, mw);
-	mr = ibv_reg_mr(self->pd, self->buf + TGT, TGT_LEN,
-			IBV_ACCESS_MW_BIND);
+	mr = tgt_mr(self, self->pd, IBV_ACCESS_MW_BIND);
 	ASSERT_NE(NULL, mr);
 	self->buf[TGT + 5] = 0x77;
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  bind2(self, self->b, self->cqb, mw, mr, 0, 4096,
-			IBV_ACCESS_REMOTE_READ, &rkey));
+	ASSERT_EQ(IBV_WC_SUCCESS, bind_new(self, mr, 0, 4096,
+					   IBV_ACCESS_REMOTE_READ, &rkey));
 	ASSERT_EQ(IBV_WC_SUCCESS, rdma(self, IBV_WR_RDMA_READ, 0, 8,
 				       tgt(self, 0), rkey));
 	EXPECT_EQ(0x77, (unsigned char)self->buf[SRC + 5]);
@@ -410,17 +367,13 @@ TEST_F(mw, bind_window_of_another_pd)
 TEST_F(mw, bind_mr_of_another_pd)
 {
 	struct ibv_pd *pd2 = ibv_alloc_pd(self->ctx);
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	struct ibv_mr *mr;
 
 	ASSERT_NE(NULL, pd2);
-	ASSERT_NE(NULL, mw);
-	mr = ibv_reg_mr(pd2, self->buf + TGT, TGT_LEN,
-			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	mr = tgt_mr(self, pd2, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
 	ASSERT_NE(NULL, mr);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, mr, 0, 4096,
-			REMOTE_ALL, NULL));
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, bind_new(self, mr, 0, 4096, REMOTE_ALL,
+					       NULL));
 }
 
 /* A bound type 2 window is not bound again before it is invalidated. */
@@ -441,27 +394,19 @@ TEST_F(mw, bind_type2_twice)
 /* A type 2 window is not "bound" to nothing (o10-37.2.40). */
 TEST_F(mw, bind_type2_zero_length)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-
-	ASSERT_NE(NULL, mw);
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 0,
-			REMOTE_ALL, NULL));
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, bind_new(self, self->tgt, 0, 0,
+					       REMOTE_ALL, NULL));
 }
 
 /* The new key must keep the window's index: only the key byte is ours. */
 TEST_F(mw, bind_key_of_another_index)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW };
+	struct ibv_send_wr wr;
 
 	ASSERT_NE(NULL, mw);
-	wr.bind_mw.mw = mw;
-	wr.bind_mw.rkey = mw->rkey + 0x100;
-	wr.bind_mw.bind_info.mr = self->tgt;
-	wr.bind_mw.bind_info.addr = tgt(self, 0);
-	wr.bind_mw.bind_info.length = 4096;
-	wr.bind_mw.bind_info.mw_access_flags = REMOTE_ALL;
+	wr = bind_wr(mw, mw->rkey + 0x100, self->tgt, tgt(self, 0), 4096,
+		     REMOTE_ALL);
 	EXPECT_EQ(IBV_WC_MW_BIND_ERR, run_wr(self->b, self->cqb, &wr, NULL));
 }
 
@@ -478,12 +423,6 @@ TEST_F(mw, bind_local_write_right_is_ignored)
 				 IBV_ACCESS_LOCAL_WRITE;
 	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	struct ibv_send_wr inv = { .opcode = IBV_WR_LOCAL_INV };
-	struct ibv_sge rsge = {
-		.addr = tgt(self, 12288), .length = 64,
-		.lkey = self->tgt->lkey,
-	};
-	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
-	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND_WITH_INV };
 	struct ibv_wc wc;
 	uint32_t k;
 
@@ -501,9 +440,7 @@ TEST_F(mw, bind_local_write_right_is_ignored)
 	/* Remote invalidation. */
 	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
 					self->tgt, 0, 4096, acc, &k));
-	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
-	swr.invalidate_rkey = k;
-	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->a, self->cqa, &swr, NULL));
+	ASSERT_EQ(IBV_WC_SUCCESS, send_inv(self, k, 0));
 	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_NE(0, wc.wc_flags & IBV_WC_WITH_INV);
@@ -555,17 +492,14 @@ TEST_F(mw, bind_with_stale_window_key)
 /* An invalidated MR takes no windows. */
 TEST_F(mw, bind_on_invalidated_mr)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	struct ibv_send_wr inv = {
 		.opcode = IBV_WR_LOCAL_INV,
 		.invalidate_rkey = self->tgt->rkey,
 	};
 
-	ASSERT_NE(NULL, mw);
 	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->b, self->cqb, &inv, NULL));
-	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
-		  bind2(self, self->b, self->cqb, mw, self->tgt, 0, 4096,
-			REMOTE_ALL, NULL));
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, bind_new(self, self->tgt, 0, 4096,
+					       REMOTE_ALL, NULL));
 }
 
 /* Windows are bound on RC and UC QPs only; the library says EINVAL. */
@@ -616,13 +550,11 @@ TEST_F(mw, type2_local_invalidate_and_rebind)
 
 TEST_F(mw, type2_local_invalidate_blocks_access)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	struct ibv_send_wr inv = { .opcode = IBV_WR_LOCAL_INV };
 	uint32_t k;
 
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096, REMOTE_ALL, &k));
+	ASSERT_EQ(IBV_WC_SUCCESS, bind_new(self, self->tgt, 0, 4096, REMOTE_ALL,
+					   &k));
 	inv.invalidate_rkey = k;
 	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->b, self->cqb, &inv, NULL));
 	memset(self->buf + SRC, 0x42, 16);
@@ -633,13 +565,11 @@ TEST_F(mw, type2_local_invalidate_blocks_access)
 
 TEST_F(mw, type2_local_invalidate_twice)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	struct ibv_send_wr inv = { .opcode = IBV_WR_LOCAL_INV };
 	uint32_t k;
 
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096, REMOTE_ALL, &k));
+	ASSERT_EQ(IBV_WC_SUCCESS, bind_new(self, self->tgt, 0, 4096, REMOTE_ALL,
+					   &k));
 	inv.invalidate_rkey = k;
 	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->b, self->cqb, &inv, NULL));
 	EXPECT_EQ(IBV_WC_LOC_PROT_ERR,
@@ -648,28 +578,12 @@ TEST_F(mw, type2_local_invalidate_twice)
 
 TEST_F(mw, type2_remote_invalidate)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_sge rsge = {
-		.addr = tgt(self, 12288), .length = 64,
-		.lkey = self->tgt->lkey,
-	}, ssge = {
-		.addr = (uintptr_t)self->buf + SRC, .length = 8,
-		.lkey = self->src->lkey,
-	};
-	struct ibv_recv_wr rwr = { .wr_id = 9, .sg_list = &rsge, .num_sge = 1 },
-			   *rbad;
-	struct ibv_send_wr swr = {
-		.opcode = IBV_WR_SEND_WITH_INV, .sg_list = &ssge, .num_sge = 1,
-	};
 	struct ibv_wc wc;
 	uint32_t k;
 
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096, REMOTE_ALL, &k));
-	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
-	swr.invalidate_rkey = k;
-	ASSERT_EQ(IBV_WC_SUCCESS, run_wr(self->a, self->cqa, &swr, NULL));
+	ASSERT_EQ(IBV_WC_SUCCESS, bind_new(self, self->tgt, 0, 4096, REMOTE_ALL,
+					   &k));
+	ASSERT_EQ(IBV_WC_SUCCESS, send_inv(self, k, 8));
 	ASSERT_EQ(1, sxrc_poll_n(self->cqb, &wc, 1, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
@@ -683,22 +597,13 @@ TEST_F(mw, type2_remote_invalidate)
 TEST_F(mw, type2_remote_invalidate_through_other_qp)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_sge rsge = {
-		.addr = tgt(self, 12288), .length = 64,
-		.lkey = self->tgt->lkey,
-	};
-	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
-	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND_WITH_INV };
 	uint32_t k;
 
 	ASSERT_NE(NULL, mw);
 	/* Bound on A; A's SEND_WITH_INV lands on B. */
 	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->a, self->cqa, mw,
 					self->tgt, 0, 4096, REMOTE_ALL, &k));
-	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
-	swr.invalidate_rkey = k;
-	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR,
-		  run_wr(self->a, self->cqa, &swr, NULL));
+	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, send_inv(self, k, 0));
 }
 
 TEST_HARNESS_MAIN

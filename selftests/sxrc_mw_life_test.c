@@ -118,20 +118,11 @@ TEST_F(mw, type1_cannot_be_invalidated)
 TEST_F(mw, type1_cannot_be_remotely_invalidated)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
-	struct ibv_sge rsge = {
-		.addr = tgt(self, 12288), .length = 64,
-		.lkey = self->tgt->lkey,
-	};
-	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
-	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND_WITH_INV };
 
 	ASSERT_NE(NULL, mw);
 	ASSERT_EQ(IBV_WC_SUCCESS, bind1(self, mw, self->tgt, 0, 4096,
 					REMOTE_ALL));
-	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
-	swr.invalidate_rkey = mw->rkey;
-	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR,
-		  run_wr(self->a, self->cqa, &swr, NULL));
+	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, send_inv(self, mw->rkey, 0));
 }
 
 /* ibv_bind_mw() is for type 1 windows; rdma-core says EINVAL. */
@@ -161,7 +152,7 @@ TEST_F(mw, other_context_cannot_bind_my_window)
 	struct ibv_qp *c, *d;
 	struct ibv_mr *mr2;
 	struct ibv_mw fake;
-	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW };
+	struct ibv_send_wr wr;
 	uint32_t k;
 
 	ASSERT_NE(NULL, ctx2);
@@ -179,8 +170,7 @@ TEST_F(mw, other_context_cannot_bind_my_window)
 	ASSERT_NE(NULL, d);
 	ASSERT_EQ(0, connect_qp(c, d->qp_num));
 	ASSERT_EQ(0, connect_qp(d, c->qp_num));
-	mr2 = ibv_reg_mr(pd2, self->buf + TGT, TGT_LEN,
-			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	mr2 = tgt_mr(self, pd2, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
 	ASSERT_NE(NULL, mr2);
 
 	/* A forged window: our key, its own MR and QP. */
@@ -189,12 +179,8 @@ TEST_F(mw, other_context_cannot_bind_my_window)
 	fake.pd = pd2;
 	fake.rkey = k;
 	fake.type = IBV_MW_TYPE_2;
-	wr.bind_mw.mw = &fake;
-	wr.bind_mw.rkey = ibv_inc_rkey(k);
-	wr.bind_mw.bind_info.mr = mr2;
-	wr.bind_mw.bind_info.addr = tgt(self, 0);
-	wr.bind_mw.bind_info.length = TGT_LEN;
-	wr.bind_mw.bind_info.mw_access_flags = REMOTE_ALL;
+	wr = bind_wr(&fake, ibv_inc_rkey(k), mr2, tgt(self, 0), TGT_LEN,
+		     REMOTE_ALL);
 	EXPECT_EQ(IBV_WC_MW_BIND_ERR, run_wr(c, cq2, &wr, NULL));
 
 	/* Our window still has our key, our range and our rights. */
@@ -237,16 +223,14 @@ TEST_F(mw, dealloc_while_bound)
 /* An MR with a window bound is not invalidated (rxe refuses it too). */
 TEST_F(mw, mr_under_window_not_invalidated)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
 	struct ibv_send_wr inv = {
 		.opcode = IBV_WR_LOCAL_INV,
 		.invalidate_rkey = self->tgt->rkey,
 	};
 	uint32_t k;
 
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096, REMOTE_ALL, &k));
+	ASSERT_EQ(IBV_WC_SUCCESS, bind_new(self, self->tgt, 0, 4096, REMOTE_ALL,
+					   &k));
 	EXPECT_EQ(IBV_WC_LOC_PROT_ERR,
 		  run_wr(self->b, self->cqb, &inv, NULL));
 }
@@ -254,22 +238,11 @@ TEST_F(mw, mr_under_window_not_invalidated)
 /* ...nor remotely. */
 TEST_F(mw, mr_under_window_not_remotely_invalidated)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	struct ibv_sge rsge = {
-		.addr = tgt(self, 12288), .length = 64,
-		.lkey = self->tgt->lkey,
-	};
-	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
-	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND_WITH_INV };
 	uint32_t k;
 
-	ASSERT_NE(NULL, mw);
-	ASSERT_EQ(IBV_WC_SUCCESS, bind2(self, self->b, self->cqb, mw,
-					self->tgt, 0, 4096, REMOTE_ALL, &k));
-	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
-	swr.invalidate_rkey = self->tgt->rkey;
-	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR,
-		  run_wr(self->a, self->cqa, &swr, NULL));
+	ASSERT_EQ(IBV_WC_SUCCESS, bind_new(self, self->tgt, 0, 4096, REMOTE_ALL,
+					   &k));
+	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, send_inv(self, self->tgt->rkey, 0));
 }
 
 /* Once invalidated, the MR may be reregistered and deregistered. */
@@ -363,8 +336,8 @@ TEST_F(mw, killed_with_bound_windows)
 
 		if (!pd)
 			_exit(1);
-		mr = ibv_reg_mr(pd, self->buf + TGT, TGT_LEN,
-				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+		mr = tgt_mr(self, pd,
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
 		mw = mr ? ibv_alloc_mw(pd, IBV_MW_TYPE_2) : NULL;
 		if (!mw)
 			_exit(2);
