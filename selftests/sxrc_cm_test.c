@@ -64,6 +64,18 @@ static struct rdma_cm_event *wait_event(struct __test_metadata *_metadata,
 	return ev;
 }
 
+/* wait_event(), the event acknowledged at once: 0 or -1. */
+static int wait_ack(struct __test_metadata *_metadata,
+		    struct rdma_event_channel *ch, enum rdma_cm_event_type type)
+{
+	struct rdma_cm_event *ev = wait_event(_metadata, ch, type);
+
+	if (!ev)
+		return -1;
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
 static void set_addr(struct sockaddr_in *sin, const char *ip, int port)
 {
 	memset(sin, 0, sizeof(*sin));
@@ -137,27 +149,27 @@ static int do_listen(struct __test_metadata *_metadata, FIXTURE_DATA(cm) *self)
 	return 0;
 }
 
-/* Client: resolve 127.0.0.1:port, create its QP; no connect yet. */
-static int do_resolve(struct __test_metadata *_metadata, FIXTURE_DATA(cm) *self)
+/* Client: resolve the address and route of 127.0.0.1:port. */
+static int do_route(struct __test_metadata *_metadata, FIXTURE_DATA(cm) *self)
 {
-	struct ibv_qp_init_attr a = qp_attr();
-	struct rdma_cm_event *ev;
 	struct sockaddr_in dst;
 
 	set_addr(&dst, "127.0.0.1", self->port);
-	if (rdma_resolve_addr(self->client, NULL, (struct sockaddr *)&dst, 2000))
+	if (rdma_resolve_addr(self->client, NULL, (struct sockaddr *)&dst,
+			      2000) ||
+	    wait_ack(_metadata, self->cch, RDMA_CM_EVENT_ADDR_RESOLVED) ||
+	    rdma_resolve_route(self->client, 2000))
 		return -1;
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ADDR_RESOLVED);
-	if (!ev)
-		return -1;
-	rdma_ack_cm_event(ev);
-	if (rdma_resolve_route(self->client, 2000))
-		return -1;
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
-	if (!ev)
-		return -1;
-	rdma_ack_cm_event(ev);
-	return rdma_create_qp(self->client, NULL, &a);
+	return wait_ack(_metadata, self->cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+}
+
+/* Client: do_route(), then its QP; no connect yet. */
+static int do_resolve(struct __test_metadata *_metadata, FIXTURE_DATA(cm) *self)
+{
+	struct ibv_qp_init_attr a = qp_attr();
+
+	return do_route(_metadata, self) ?:
+	       rdma_create_qp(self->client, NULL, &a);
 }
 
 static struct rdma_conn_param conn(const char *pdata)
@@ -459,57 +471,95 @@ TEST_F(cm, private_data_too_long)
 	rdma_ack_cm_event(ev);
 }
 
+/*
+ * The buffers of the <rdma/rdma_verbs.h> data tests and their MRs: the
+ * client's (c), and the server's to SEND from (s), to be READ (r) and to
+ * be written (w).
+ */
+struct bufs {
+	char c[MSG], s[MSG], r[MSG], w[MSG];
+	struct ibv_mr *cmr, *smr, *rmr, *wmr;
+};
+
+static void bufs_fill(struct bufs *b)
+{
+	memset(b->c, 0, sizeof(b->c));
+	strcpy(b->s, "send from server");
+	strcpy(b->r, "read me");
+	memset(b->w, 0, sizeof(b->w));
+}
+
+/* The server's three MRs, on its id's PD: 0 or -1. */
+static int bufs_reg_server(FIXTURE_DATA(cm) *self, struct bufs *b)
+{
+	b->smr = rdma_reg_msgs(self->server, b->s, sizeof(b->s));
+	b->rmr = rdma_reg_read(self->server, b->r, sizeof(b->r));
+	b->wmr = rdma_reg_write(self->server, b->w, sizeof(b->w));
+	return b->smr && b->rmr && b->wmr ? 0 : -1;
+}
+
+/* All four MRs gone: 0, or the first failure. */
+static int bufs_dereg(struct bufs *b)
+{
+	return rdma_dereg_mr(b->cmr) ?: rdma_dereg_mr(b->smr) ?:
+	       rdma_dereg_mr(b->rmr) ?: rdma_dereg_mr(b->wmr);
+}
+
+/*
+ * On a connection, through the helpers: a SEND from the server into the
+ * client's buffer, a READ of the server's by the client, a WRITE by the
+ * client into the server's.  0, or -1 with what went wrong logged.
+ */
+static int send_read_write(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(cm) *self, struct bufs *b)
+{
+	struct ibv_wc wc;
+
+	if (rdma_post_recv(self->client, (void *)1, b->c, sizeof(b->c),
+			   b->cmr) ||
+	    rdma_post_send(self->server, (void *)2, b->s, sizeof(b->s),
+			   b->smr, IBV_SEND_SIGNALED) ||
+	    rdma_get_send_comp(self->server, &wc) != 1 ||
+	    wc.status != IBV_WC_SUCCESS || wc.wr_id != 2 ||
+	    rdma_get_recv_comp(self->client, &wc) != 1 ||
+	    wc.status != IBV_WC_SUCCESS || wc.wr_id != 1 ||
+	    strcmp(b->c, "send from server")) {
+		TH_LOG("SEND server -> client failed");
+		return -1;
+	}
+	if (rdma_post_read(self->client, (void *)3, b->c, sizeof(b->c),
+			   b->cmr, IBV_SEND_SIGNALED, (uintptr_t)b->r,
+			   b->rmr->rkey) ||
+	    rdma_get_send_comp(self->client, &wc) != 1 ||
+	    wc.status != IBV_WC_SUCCESS || strcmp(b->c, "read me")) {
+		TH_LOG("READ by the client failed");
+		return -1;
+	}
+	strcpy(b->c, "written by client");
+	if (rdma_post_write(self->client, (void *)4, b->c, sizeof(b->c),
+			    b->cmr, IBV_SEND_SIGNALED, (uintptr_t)b->w,
+			    b->wmr->rkey) ||
+	    rdma_get_send_comp(self->client, &wc) != 1 ||
+	    wc.status != IBV_WC_SUCCESS ||
+	    strcmp(b->w, "written by client")) {
+		TH_LOG("WRITE by the client failed");
+		return -1;
+	}
+	return 0;
+}
+
 /* The inline helpers of <rdma/rdma_verbs.h> on both ends. */
 TEST_F(cm, data_moves_with_rdma_verbs_helpers)
 {
-	char cbuf[MSG], sbuf[MSG], rbuf[MSG], wbuf[MSG];
-	struct ibv_mr *cmr, *smr, *rmr, *wmr;
-	struct ibv_wc wc;
+	struct bufs b;
 
 	ASSERT_EQ(0, do_connect(_metadata, self));
-	memset(cbuf, 0, sizeof(cbuf));
-	strcpy(sbuf, "send from server");
-	strcpy(rbuf, "read me");
-	memset(wbuf, 0, sizeof(wbuf));
-	cmr = rdma_reg_msgs(self->client, cbuf, sizeof(cbuf));
-	smr = rdma_reg_msgs(self->server, sbuf, sizeof(sbuf));
-	rmr = rdma_reg_read(self->server, rbuf, sizeof(rbuf));
-	wmr = rdma_reg_write(self->server, wbuf, sizeof(wbuf));
-	ASSERT_TRUE(cmr && smr && rmr && wmr);
-
-	/* SEND server -> client */
-	ASSERT_EQ(0, rdma_post_recv(self->client, (void *)1, cbuf, sizeof(cbuf), cmr));
-	ASSERT_EQ(0, rdma_post_send(self->server, (void *)2, sbuf, sizeof(sbuf),
-				    smr, IBV_SEND_SIGNALED));
-	ASSERT_EQ(1, rdma_get_send_comp(self->server, &wc));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(2, wc.wr_id);
-	ASSERT_EQ(1, rdma_get_recv_comp(self->client, &wc));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(1, wc.wr_id);
-	EXPECT_STREQ("send from server", cbuf);
-
-	/* READ by the client of the server's buffer */
-	ASSERT_EQ(0, rdma_post_read(self->client, (void *)3, cbuf, sizeof(cbuf),
-				    cmr, IBV_SEND_SIGNALED,
-				    (uintptr_t)rbuf, rmr->rkey));
-	ASSERT_EQ(1, rdma_get_send_comp(self->client, &wc));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_STREQ("read me", cbuf);
-
-	/* WRITE by the client into the server's buffer */
-	strcpy(cbuf, "written by client");
-	ASSERT_EQ(0, rdma_post_write(self->client, (void *)4, cbuf, sizeof(cbuf),
-				     cmr, IBV_SEND_SIGNALED,
-				     (uintptr_t)wbuf, wmr->rkey));
-	ASSERT_EQ(1, rdma_get_send_comp(self->client, &wc));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_STREQ("written by client", wbuf);
-
-	rdma_dereg_mr(cmr);
-	rdma_dereg_mr(smr);
-	rdma_dereg_mr(rmr);
-	rdma_dereg_mr(wmr);
+	bufs_fill(&b);
+	b.cmr = rdma_reg_msgs(self->client, b.c, sizeof(b.c));
+	ASSERT_NE(NULL, b.cmr);
+	ASSERT_EQ(0, bufs_reg_server(self, &b));
+	ASSERT_EQ(0, send_read_write(_metadata, self, &b));
+	bufs_dereg(&b);
 }
 
 /*
@@ -521,22 +571,21 @@ TEST_F(cm, data_moves_with_rdma_verbs_helpers)
  */
 TEST_F(cm, reg_helpers_before_qp)
 {
-	char cbuf[MSG], sbuf[MSG], rbuf[MSG], wbuf[MSG];
 	struct rdma_conn_param p = conn(NULL);
 	struct ibv_qp_init_attr a = qp_attr();
-	struct ibv_mr *cmr, *smr, *rmr, *wmr;
+	struct bufs b;
 	struct rdma_cm_event *ev;
 	struct sockaddr_in sin;
 	struct rdma_cm_id *id;
-	struct ibv_wc wc;
 
+	bufs_fill(&b);
 	EXPECT_EQ(NULL, self->client->pd);
 	errno = 0;
-	EXPECT_EQ(NULL, ibv_reg_mr(NULL, cbuf, sizeof(cbuf),
+	EXPECT_EQ(NULL, ibv_reg_mr(NULL, b.c, sizeof(b.c),
 				   IBV_ACCESS_LOCAL_WRITE));
 	EXPECT_EQ(EINVAL, errno);
 	errno = 0;
-	EXPECT_EQ(NULL, rdma_reg_msgs(self->client, cbuf, sizeof(cbuf)));
+	EXPECT_EQ(NULL, rdma_reg_msgs(self->client, b.c, sizeof(b.c)));
 	EXPECT_EQ(EINVAL, errno);
 
 	/* Bound to a local address: the device's PD. */
@@ -545,10 +594,10 @@ TEST_F(cm, reg_helpers_before_qp)
 	ASSERT_EQ(0, rdma_bind_addr(id, (struct sockaddr *)&sin));
 	ASSERT_NE(NULL, id->pd);
 	EXPECT_EQ(id->verbs, id->pd->context);
-	cmr = rdma_reg_msgs(id, cbuf, sizeof(cbuf));
-	ASSERT_NE(NULL, cmr);
-	EXPECT_EQ(id->pd, cmr->pd);
-	EXPECT_EQ(0, rdma_dereg_mr(cmr));
+	b.cmr = rdma_reg_msgs(id, b.c, sizeof(b.c));
+	ASSERT_NE(NULL, b.cmr);
+	EXPECT_EQ(id->pd, b.cmr->pd);
+	EXPECT_EQ(0, rdma_dereg_mr(b.cmr));
 	EXPECT_EQ(0, rdma_destroy_id(id));
 
 	/* Address resolution: the client registers, then makes its QP. */
@@ -556,17 +605,14 @@ TEST_F(cm, reg_helpers_before_qp)
 	set_addr(&sin, "127.0.0.1", self->port);
 	ASSERT_EQ(0, rdma_resolve_addr(self->client, NULL,
 				       (struct sockaddr *)&sin, 2000));
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ADDR_RESOLVED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, wait_ack(_metadata, self->cch,
+			      RDMA_CM_EVENT_ADDR_RESOLVED));
 	ASSERT_NE(NULL, self->client->pd);
-	memset(cbuf, 0, sizeof(cbuf));
-	cmr = rdma_reg_msgs(self->client, cbuf, sizeof(cbuf));
-	ASSERT_NE(NULL, cmr);
+	b.cmr = rdma_reg_msgs(self->client, b.c, sizeof(b.c));
+	ASSERT_NE(NULL, b.cmr);
 	ASSERT_EQ(0, rdma_resolve_route(self->client, 2000));
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, wait_ack(_metadata, self->cch,
+			      RDMA_CM_EVENT_ROUTE_RESOLVED));
 	ASSERT_EQ(0, rdma_create_qp(self->client, NULL, &a));
 	EXPECT_EQ(self->client->pd, self->client->qp->pd);
 	ASSERT_EQ(0, rdma_connect(self->client, &p));
@@ -578,51 +624,16 @@ TEST_F(cm, reg_helpers_before_qp)
 	rdma_ack_cm_event(ev);
 	ASSERT_EQ(NULL, self->server->qp);
 	ASSERT_NE(NULL, self->server->pd);
-	strcpy(sbuf, "send from server");
-	strcpy(rbuf, "read me");
-	memset(wbuf, 0, sizeof(wbuf));
-	smr = rdma_reg_msgs(self->server, sbuf, sizeof(sbuf));
-	rmr = rdma_reg_read(self->server, rbuf, sizeof(rbuf));
-	wmr = rdma_reg_write(self->server, wbuf, sizeof(wbuf));
-	ASSERT_TRUE(smr && rmr && wmr);
+	ASSERT_EQ(0, bufs_reg_server(self, &b));
 	ASSERT_EQ(0, rdma_create_qp(self->server, NULL, &a));
 	EXPECT_EQ(self->server->pd, self->server->qp->pd);
 	ASSERT_EQ(0, rdma_accept(self->server, &p));
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
-	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, wait_ack(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED));
+	ASSERT_EQ(0, wait_ack(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED));
 
 	/* The memory registered before the QPs works with them. */
-	ASSERT_EQ(0, rdma_post_recv(self->client, (void *)1, cbuf, sizeof(cbuf),
-				    cmr));
-	ASSERT_EQ(0, rdma_post_send(self->server, (void *)2, sbuf, sizeof(sbuf),
-				    smr, IBV_SEND_SIGNALED));
-	ASSERT_EQ(1, rdma_get_send_comp(self->server, &wc));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	ASSERT_EQ(1, rdma_get_recv_comp(self->client, &wc));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_STREQ("send from server", cbuf);
-	ASSERT_EQ(0, rdma_post_read(self->client, (void *)3, cbuf, sizeof(cbuf),
-				    cmr, IBV_SEND_SIGNALED,
-				    (uintptr_t)rbuf, rmr->rkey));
-	ASSERT_EQ(1, rdma_get_send_comp(self->client, &wc));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_STREQ("read me", cbuf);
-	strcpy(cbuf, "written by client");
-	ASSERT_EQ(0, rdma_post_write(self->client, (void *)4, cbuf, sizeof(cbuf),
-				     cmr, IBV_SEND_SIGNALED,
-				     (uintptr_t)wbuf, wmr->rkey));
-	ASSERT_EQ(1, rdma_get_send_comp(self->client, &wc));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_STREQ("written by client", wbuf);
-
-	EXPECT_EQ(0, rdma_dereg_mr(cmr));
-	EXPECT_EQ(0, rdma_dereg_mr(smr));
-	EXPECT_EQ(0, rdma_dereg_mr(rmr));
-	EXPECT_EQ(0, rdma_dereg_mr(wmr));
+	ASSERT_EQ(0, send_read_write(_metadata, self, &b));
+	EXPECT_EQ(0, bufs_dereg(&b));
 }
 
 /*
@@ -635,7 +646,6 @@ TEST_F(cm, disconnect_flushes_the_callers_qp_only)
 {
 	struct ibv_qp_attr qa;
 	struct ibv_qp_init_attr qia;
-	struct rdma_cm_event *ev;
 	struct ibv_mr *smr, *cmr;
 	struct ibv_wc wc;
 	char sbuf[MSG], cbuf[MSG];
@@ -653,12 +663,10 @@ TEST_F(cm, disconnect_flushes_the_callers_qp_only)
 	ASSERT_EQ(1, rdma_get_recv_comp(self->client, &wc));
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
 	EXPECT_EQ(8, wc.wr_id);
-	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_DISCONNECTED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_DISCONNECTED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, wait_ack(_metadata, self->sch,
+			      RDMA_CM_EVENT_DISCONNECTED));
+	ASSERT_EQ(0, wait_ack(_metadata, self->cch,
+			      RDMA_CM_EVENT_DISCONNECTED));
 	/* The peer heard it, and its QP is still in RTS with its receive. */
 	ASSERT_EQ(0, ibv_query_qp(self->server->qp, &qa, IBV_QP_STATE, &qia));
 	EXPECT_EQ(IBV_QPS_RTS, qa.qp_state);
@@ -698,13 +706,11 @@ TEST_F(cm, ud_resolution_and_a_datagram)
 	ASSERT_EQ(0, rdma_bind_addr(l, (struct sockaddr *)&sin));
 	ASSERT_EQ(0, rdma_listen(l, 4));
 	ASSERT_EQ(0, rdma_resolve_addr(c, NULL, (struct sockaddr *)&sin, 2000));
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ADDR_RESOLVED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, wait_ack(_metadata, self->cch,
+			      RDMA_CM_EVENT_ADDR_RESOLVED));
 	ASSERT_EQ(0, rdma_resolve_route(c, 2000));
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, wait_ack(_metadata, self->cch,
+			      RDMA_CM_EVENT_ROUTE_RESOLVED));
 	a.qp_type = IBV_QPT_UD;
 	ASSERT_EQ(0, rdma_create_qp(c, NULL, &a));
 	ASSERT_EQ(0, rdma_connect(c, &p));
@@ -819,7 +825,7 @@ TEST_F(cm, listener_destroyed_before_accept)
 {
 	struct ibv_qp_init_attr a = qp_attr();
 	struct rdma_conn_param p = conn(NULL);
-	struct rdma_cm_event *ev, *req;
+	struct rdma_cm_event *req;
 
 	ASSERT_EQ(0, do_listen(_metadata, self));
 	ASSERT_EQ(0, do_resolve(_metadata, self));
@@ -832,12 +838,8 @@ TEST_F(cm, listener_destroyed_before_accept)
 	rdma_ack_cm_event(req);
 	ASSERT_EQ(0, rdma_create_qp(self->server, NULL, &a));
 	ASSERT_EQ(0, rdma_accept(self->server, NULL));
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
-	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, wait_ack(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED));
+	ASSERT_EQ(0, wait_ack(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED));
 }
 
 /*
@@ -850,7 +852,7 @@ TEST_F(cm, migrate_before_request_is_acked)
 	struct ibv_qp_init_attr a = qp_attr();
 	struct rdma_conn_param p = conn(NULL);
 	struct rdma_event_channel *ch;
-	struct rdma_cm_event *ev, *req;
+	struct rdma_cm_event *req;
 
 	ch = rdma_create_event_channel();
 	ASSERT_NE(NULL, ch);
@@ -867,12 +869,8 @@ TEST_F(cm, migrate_before_request_is_acked)
 	ASSERT_EQ(0, rdma_create_qp(self->server, NULL, &a));
 	ASSERT_EQ(0, rdma_accept(self->server, NULL));
 	rdma_ack_cm_event(req);
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
-	ev = wait_event(_metadata, ch, RDMA_CM_EVENT_ESTABLISHED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, wait_ack(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED));
+	ASSERT_EQ(0, wait_ack(_metadata, ch, RDMA_CM_EVENT_ESTABLISHED));
 	rdma_destroy_qp(self->server);
 	rdma_destroy_id(self->server);
 	self->server = NULL;
@@ -945,7 +943,6 @@ TEST_F(cm, xrc_connect)
 	struct ibv_send_wr swr = { 0 }, *bad_swr;
 	struct ibv_sge ssge, rsge;
 	struct rdma_cm_event *ev;
-	struct sockaddr_in dst;
 	struct ibv_context *ctx;
 	struct ibv_mr *smr, *rmr;
 	struct ibv_xrcd *xrcd;
@@ -957,16 +954,7 @@ TEST_F(cm, xrc_connect)
 	int i, n = 0;
 
 	ASSERT_EQ(0, do_listen(_metadata, self));
-	set_addr(&dst, "127.0.0.1", self->port);
-	ASSERT_EQ(0, rdma_resolve_addr(self->client, NULL,
-				       (struct sockaddr *)&dst, 2000));
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ADDR_RESOLVED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
-	ASSERT_EQ(0, rdma_resolve_route(self->client, 2000));
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, do_route(_metadata, self));
 
 	ctx = self->client->verbs;
 	pd = ibv_alloc_pd(ctx);
@@ -1005,12 +993,8 @@ TEST_F(cm, xrc_connect)
 	ta.xrcd = xrcd;
 	ASSERT_EQ(0, rdma_create_qp_ex(self->server, &ta));
 	ASSERT_EQ(0, rdma_accept(self->server, NULL));
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
-	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, wait_ack(_metadata, self->cch, RDMA_CM_EVENT_ESTABLISHED));
+	ASSERT_EQ(0, wait_ack(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED));
 
 	ssge = (struct ibv_sge){ (uintptr_t)sbuf, sizeof(sbuf), smr->lkey };
 	swr.sg_list = &ssge;
@@ -1047,7 +1031,6 @@ TEST_F(cm, xrc_connect)
 TEST_F(cm, listener_destroyed_with_request_queued)
 {
 	struct rdma_conn_param p = conn(NULL);
-	struct rdma_cm_event *ev;
 
 	ASSERT_EQ(0, do_listen(_metadata, self));
 	ASSERT_EQ(0, do_resolve(_metadata, self));
@@ -1058,9 +1041,7 @@ TEST_F(cm, listener_destroyed_with_request_queued)
 	self->listen = NULL;
 	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = self->sch->fd,
 					    .events = POLLIN }, 1, 0));
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_UNREACHABLE);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, wait_ack(_metadata, self->cch, RDMA_CM_EVENT_UNREACHABLE));
 }
 
 /* IPv6, and an IPv4 connector reaching a listener on "::". */
@@ -1084,9 +1065,8 @@ TEST_F(cm, ipv6_and_dual_stack)
 		SKIP(return, "no IPv6 loopback here");
 	rdma_ack_cm_event(ev);
 	ASSERT_EQ(0, rdma_resolve_route(self->client, 2000));
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, wait_ack(_metadata, self->cch,
+			      RDMA_CM_EVENT_ROUTE_RESOLVED));
 	struct ibv_qp_init_attr a = qp_attr();
 
 	ASSERT_EQ(0, rdma_create_qp(self->client, NULL, &a));
@@ -1098,9 +1078,7 @@ TEST_F(cm, ipv6_and_dual_stack)
 	self->server = ev->id;
 	rdma_ack_cm_event(ev);
 	ASSERT_EQ(0, rdma_reject(self->server, NULL, 0));
-	ev = wait_event(_metadata, self->cch, RDMA_CM_EVENT_REJECTED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, wait_ack(_metadata, self->cch, RDMA_CM_EVENT_REJECTED));
 
 	/* IPv4 to the same port: the "::" listener takes it. */
 	ASSERT_EQ(0, rdma_create_id(self->cch, &c4, NULL, RDMA_PS_TCP));
@@ -1156,15 +1134,12 @@ TEST_F(cm, killed_peer_is_disconnected)
 
 	ASSERT_EQ(0, rdma_create_qp(self->server, NULL, &a));
 	ASSERT_EQ(0, rdma_accept(self->server, NULL));
-	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, wait_ack(_metadata, self->sch, RDMA_CM_EVENT_ESTABLISHED));
 	ASSERT_EQ(1, read(pipefd[0], &c, 1));
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	ev = wait_event(_metadata, self->sch, RDMA_CM_EVENT_DISCONNECTED);
-	ASSERT_NE(NULL, ev);
-	rdma_ack_cm_event(ev);
+	ASSERT_EQ(0, wait_ack(_metadata, self->sch,
+			      RDMA_CM_EVENT_DISCONNECTED));
 	/* As after a DREQ: the QP is the server's to take down. */
 	ASSERT_EQ(0, ibv_query_qp(self->server->qp, &qa, IBV_QP_STATE, &qia));
 	EXPECT_EQ(IBV_QPS_RTS, qa.qp_state);
