@@ -66,6 +66,33 @@ TEST_F(dp, rc_send_with_imm)
 }
 
 /*
+ * @qp's RDMA WRITE (@wr_id) of @s to @tgt under the dead @rkey: it fails
+ * with REM_ACCESS_ERR on @cq and writes nothing; the responder @resp goes
+ * to ERR with an IBV_EVENT_QP_ACCESS_ERR.
+ */
+static void write_dead_key(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(dp) *self, struct ibv_qp *qp,
+			   struct ibv_cq *cq, uint64_t wr_id,
+			   struct ibv_sge *s, char *tgt, uint32_t rkey,
+			   struct ibv_qp *resp)
+{
+	struct ibv_async_event ev;
+	struct ibv_wc wc;
+
+	memset(tgt, 0, s->length);
+	ASSERT_EQ(0, post_send(qp, wr_id, IBV_WR_RDMA_WRITE, s,
+			       (uintptr_t)tgt, rkey));
+	ASSERT_EQ(1, wait_wc(cq, &wc));
+	EXPECT_WC(wc, wr_id, IBV_WC_REM_ACCESS_ERR, 0);
+	EXPECT_EQ(0, tgt[0]);
+	EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(resp));
+	ASSERT_EQ(0, sxrc_get_event(self->ctx, &ev, 1000));
+	EXPECT_EQ(IBV_EVENT_QP_ACCESS_ERR, ev.event_type);
+	EXPECT_EQ(resp, ev.element.qp);
+	ibv_ack_async_event(&ev);
+}
+
+/*
  * SEND_WITH_INV invalidates the responder's MR; its rkey then fails an
  * RDMA write with REM_ACCESS_ERR, until ibv_rereg_mr() validates it again.
  */
@@ -74,7 +101,6 @@ TEST_F(dp, rc_send_with_inv_and_rereg)
 	char *tgt = self->buf + DST + 8192;
 	struct ibv_sge s = sge_at(self, SRC, 64);
 	struct ibv_send_wr wr = mk_wr(1, IBV_WR_SEND_WITH_INV, &s, 0);
-	struct ibv_async_event ev;
 	struct ibv_mr *mr;
 	struct ibv_wc wc;
 
@@ -103,18 +129,9 @@ TEST_F(dp, rc_send_with_inv_and_rereg)
 	EXPECT_EQ(0, memcmp(self->buf + SRC, self->buf + DST, 64));
 
 	/* The rkey is dead now. */
-	memset(tgt, 0, 64);
-	ASSERT_EQ(0, post_send(self->a, 2, IBV_WR_RDMA_WRITE, &s,
-			       (uintptr_t)tgt, mr->rkey));
-	ASSERT_EQ(1, wait_wc(self->cqa, &wc));
-	EXPECT_WC(wc, 2, IBV_WC_REM_ACCESS_ERR, 0);
-	EXPECT_EQ(0, tgt[0]);
+	write_dead_key(_metadata, self, self->a, self->cqa, 2, &s, tgt,
+		       mr->rkey, self->b);
 	EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->a));
-	EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->b));
-	ASSERT_EQ(0, sxrc_get_event(self->ctx, &ev, 1000));
-	EXPECT_EQ(IBV_EVENT_QP_ACCESS_ERR, ev.event_type);
-	EXPECT_EQ(self->b, ev.element.qp);
-	ibv_ack_async_event(&ev);
 
 	/* Registered again (same access): valid again. */
 	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
@@ -279,7 +296,6 @@ TEST_F(dp, rc_local_inv)
 	char *tgt = self->buf + DST + 4096;
 	struct ibv_sge s = sge_at(self, SRC, 32);
 	struct ibv_send_wr wr = mk_wr(20, IBV_WR_LOCAL_INV, NULL, 0);
-	struct ibv_async_event ev;
 	struct ibv_mr *mr;
 	struct ibv_wc wc;
 
@@ -302,17 +318,8 @@ TEST_F(dp, rc_local_inv)
 	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->a));
 
 	/* B's write now fails, and fails A (the responder). */
-	memset(tgt, 0, 32);
-	ASSERT_EQ(0, post_send(self->b, 11, IBV_WR_RDMA_WRITE, &s,
-			       (uintptr_t)tgt, mr->rkey));
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
-	EXPECT_WC(wc, 11, IBV_WC_REM_ACCESS_ERR, 0);
-	EXPECT_EQ(0, tgt[0]);
-	EXPECT_EQ(IBV_QPS_ERR, sxrc_qp_state(self->a));
-	ASSERT_EQ(0, sxrc_get_event(self->ctx, &ev, 1000));
-	EXPECT_EQ(IBV_EVENT_QP_ACCESS_ERR, ev.event_type);
-	EXPECT_EQ(self->a, ev.element.qp);
-	ibv_ack_async_event(&ev);
+	write_dead_key(_metadata, self, self->b, self->cqb, 11, &s, tgt,
+		       mr->rkey, self->a);
 }
 
 /* ------------------------------------------------------------------
