@@ -60,28 +60,37 @@ SXU_EXPORT void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst,
 	dst->alt_timeout = src->alt_timeout;
 }
 
+/*
+ * The fields of a path record named alike in struct ibv_sa_path_rec and
+ * struct ib_user_path_rec (all but the GIDs), copied either way.
+ */
+#define SXU_PATH_REC_COPY(dst, src) do {				\
+	(dst)->dlid = (src)->dlid;					\
+	(dst)->slid = (src)->slid;					\
+	(dst)->raw_traffic = (src)->raw_traffic;			\
+	(dst)->flow_label = (src)->flow_label;				\
+	(dst)->reversible = (src)->reversible;				\
+	(dst)->mtu = (src)->mtu;					\
+	(dst)->pkey = (src)->pkey;					\
+	(dst)->hop_limit = (src)->hop_limit;				\
+	(dst)->traffic_class = (src)->traffic_class;			\
+	(dst)->numb_path = (src)->numb_path;				\
+	(dst)->sl = (src)->sl;						\
+	(dst)->mtu_selector = (src)->mtu_selector;			\
+	(dst)->rate_selector = (src)->rate_selector;			\
+	(dst)->rate = (src)->rate;					\
+	(dst)->packet_life_time_selector =				\
+		(src)->packet_life_time_selector;			\
+	(dst)->packet_life_time = (src)->packet_life_time;		\
+	(dst)->preference = (src)->preference;				\
+} while (0)
+
 SXU_EXPORT void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst,
 					     struct ib_user_path_rec *src)
 {
 	memcpy(dst->dgid.raw, src->dgid, sizeof(dst->dgid));
 	memcpy(dst->sgid.raw, src->sgid, sizeof(dst->sgid));
-	dst->dlid = src->dlid;
-	dst->slid = src->slid;
-	dst->raw_traffic = src->raw_traffic;
-	dst->flow_label = src->flow_label;
-	dst->reversible = src->reversible;
-	dst->mtu = src->mtu;
-	dst->pkey = src->pkey;
-	dst->hop_limit = src->hop_limit;
-	dst->traffic_class = src->traffic_class;
-	dst->numb_path = src->numb_path;
-	dst->sl = src->sl;
-	dst->mtu_selector = src->mtu_selector;
-	dst->rate_selector = src->rate_selector;
-	dst->rate = src->rate;
-	dst->packet_life_time_selector = src->packet_life_time_selector;
-	dst->packet_life_time = src->packet_life_time;
-	dst->preference = src->preference;
+	SXU_PATH_REC_COPY(dst, src);
 }
 
 SXU_EXPORT void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst,
@@ -89,21 +98,5 @@ SXU_EXPORT void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst,
 {
 	memcpy(dst->dgid, src->dgid.raw, sizeof(src->dgid));
 	memcpy(dst->sgid, src->sgid.raw, sizeof(src->sgid));
-	dst->dlid = src->dlid;
-	dst->slid = src->slid;
-	dst->raw_traffic = src->raw_traffic;
-	dst->flow_label = src->flow_label;
-	dst->reversible = src->reversible;
-	dst->mtu = src->mtu;
-	dst->pkey = src->pkey;
-	dst->hop_limit = src->hop_limit;
-	dst->traffic_class = src->traffic_class;
-	dst->numb_path = src->numb_path;
-	dst->sl = src->sl;
-	dst->mtu_selector = src->mtu_selector;
-	dst->rate_selector = src->rate_selector;
-	dst->rate = src->rate;
-	dst->packet_life_time_selector = src->packet_life_time_selector;
-	dst->packet_life_time = src->packet_life_time;
-	dst->preference = src->preference;
+	SXU_PATH_REC_COPY(dst, src);
 }

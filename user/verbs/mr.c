@@ -48,38 +48,28 @@ static void sxu_explain_enomem(size_t length)
 		 (uint64_t)rl.rlim_cur / 1024, pinned);
 }
 
-SXU_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
-					    size_t length, uint64_t iova,
-					    unsigned int access)
+/*
+ * The steps both registrations share: a new MR whose address is the
+ * @user_cookie of @in, SXRC_MR_REG or _REG_DMABUF (@method) with @in,
+ * and the MR filled in.  NULL with errno on failure; an ENOMEM of a
+ * pinned registration (@pinned) is explained.
+ */
+static struct ibv_mr *sxu_mr_reg(struct ibv_pd *pd, unsigned int method,
+				 void *in, size_t in_len, __u64 *user_cookie,
+				 void *addr, size_t length, bool pinned)
 {
-	struct sxrc_reg_mr_in in = {
-		.addr = (uintptr_t)addr,
-		.length = length,
-		.iova = iova,
-		/* Optional bits are hints a device may ignore: ignored. */
-		.access = access & ~IBV_ACCESS_OPTIONAL_RANGE,
-	};
 	struct sxrc_reg_mr_out out;
 	struct sxu_mr *mr;
 	int ret;
 
-	if (pd && sxu_foreign(pd->context))
-		return SXU_FORWARD(ibv_reg_mr_iova2, NULL, pd, addr, length,
-				   iova, access);
-	/* librdmacm's inline rdma_reg_*() pass id->pd, NULL on a new id. */
-	if (!pd) {
-		errno = EINVAL;
-		return NULL;
-	}
-	in.pd_handle = to_sxu_pd(pd)->handle;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return NULL;
-	in.user_cookie = (uintptr_t)&mr->ibmr;
-	ret = sxu_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_REG,
-			  &in, sizeof(in), &out, sizeof(out));
+	*user_cookie = (uintptr_t)&mr->ibmr;
+	ret = sxu_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, method,
+			  in, in_len, &out, sizeof(out));
 	if (ret) {
-		if (ret == ENOMEM)
+		if (ret == ENOMEM && pinned)
 			sxu_explain_enomem(length);
 		free(mr);
 		errno = ret;
@@ -93,6 +83,31 @@ SXU_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 	mr->ibmr.lkey = out.lkey;
 	mr->ibmr.rkey = out.rkey;
 	return &mr->ibmr;
+}
+
+SXU_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
+					    size_t length, uint64_t iova,
+					    unsigned int access)
+{
+	struct sxrc_reg_mr_in in = {
+		.addr = (uintptr_t)addr,
+		.length = length,
+		.iova = iova,
+		/* Optional bits are hints a device may ignore: ignored. */
+		.access = access & ~IBV_ACCESS_OPTIONAL_RANGE,
+	};
+
+	if (pd && sxu_foreign(pd->context))
+		return SXU_FORWARD(ibv_reg_mr_iova2, NULL, pd, addr, length,
+				   iova, access);
+	/* librdmacm's inline rdma_reg_*() pass id->pd, NULL on a new id. */
+	if (!pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	in.pd_handle = to_sxu_pd(pd)->handle;
+	return sxu_mr_reg(pd, SXRC_MR_REG, &in, sizeof(in), &in.user_cookie,
+			  addr, length, true);
 }
 
 /*
@@ -111,9 +126,6 @@ SXU_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd,
 		.access = access & ~IBV_ACCESS_OPTIONAL_RANGE,
 		.fd = fd,
 	};
-	struct sxrc_reg_mr_out out;
-	struct sxu_mr *mr;
-	int ret;
 
 	if (pd && sxu_foreign(pd->context))
 		return SXU_FORWARD(ibv_reg_dmabuf_mr, NULL, pd, offset, length,
@@ -127,25 +139,9 @@ SXU_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd,
 		return NULL;
 	}
 	in.pd_handle = to_sxu_pd(pd)->handle;
-	mr = calloc(1, sizeof(*mr));
-	if (!mr)
-		return NULL;
-	in.user_cookie = (uintptr_t)&mr->ibmr;
-	ret = sxu_invoke(pd->context->cmd_fd, SXRC_OBJ_MR, SXRC_MR_REG_DMABUF,
-			  &in, sizeof(in), &out, sizeof(out));
-	if (ret) {
-		free(mr);
-		errno = ret;
-		return NULL;
-	}
-	mr->ibmr.context = pd->context;
-	mr->ibmr.pd = pd;
-	mr->ibmr.addr = (void *)(uintptr_t)offset;
-	mr->ibmr.length = length;
-	mr->ibmr.handle = out.handle;
-	mr->ibmr.lkey = out.lkey;
-	mr->ibmr.rkey = out.rkey;
-	return &mr->ibmr;
+	return sxu_mr_reg(pd, SXRC_MR_REG_DMABUF, &in, sizeof(in),
+			  &in.user_cookie, (void *)(uintptr_t)offset, length,
+			  false);
 }
 
 /*
