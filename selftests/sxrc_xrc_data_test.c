@@ -359,10 +359,8 @@ TEST_F(xrc, mp_concurrent_modify_ends_in_rts)
 	uint32_t qpn;
 	int err;
 
-	d = ibv_open_xrc_domain(self->n.ctx, self->fd, O_CREAT);
+	d = rcv_domain(self, &qpn);
 	ASSERT_NE(NULL, d);
-	ASSERT_EQ(0, rcv_create(d, &qpn));
-	sh->qpn = qpn;
 	for (r = 0; r < RACERS; r++) {
 		pid[r] = fork();
 		ASSERT_LE(0, pid[r]);
@@ -400,23 +398,17 @@ TEST_F(xrc, mp_concurrent_modify_ends_in_rts)
 
 TEST_F(xrc, mp_kill9_drops_only_the_registration)
 {
-	struct shared *sh = self->sh;
 	struct ibv_xrc_domain *d;
 	struct counts before, during;
 	uint32_t qpn;
 	pid_t pid;
 	int err;
 
-	d = ibv_open_xrc_domain(self->n.ctx, self->fd, O_CREAT);
+	d = rcv_domain(self, &qpn);
 	ASSERT_NE(NULL, d);
-	ASSERT_EQ(0, rcv_create(d, &qpn));
-	sh->qpn = qpn;
 	counts_get(&before);
-	pid = fork();
+	pid = holder_start(self, false);
 	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(holder_main(self, false));
-	ASSERT_TRUE(shm_wait(&sh->ready, 1, WAIT_MS));
 	counts_get(&during);
 	EXPECT_EQ(before.v[0], during.v[0]);
 	EXPECT_EQ(before.v[1] + 1, during.v[1]);
@@ -450,11 +442,8 @@ TEST_F(xrc, mp_kill9_of_the_creator_keeps_the_qp_working)
 	ASSERT_NE(NULL, sqp);
 	sh->send_qpn = sqp->qp_num;
 	counts_get(&before);
-	pid = fork();
+	pid = holder_start(self, true);
 	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(holder_main(self, true));
-	ASSERT_TRUE(shm_wait(&sh->ready, 1, WAIT_MS));
 	d = ibv_open_xrc_domain(self->n.ctx, self->fd, 0);
 	ASSERT_NE(NULL, d);
 	ASSERT_EQ(0, ibv_reg_xrc_rcv_qp(d, sh->qpn));
@@ -496,10 +485,8 @@ TEST_F(xrc, mp_last_unregister_destroys)
 	pid_t pid;
 	int err;
 
-	d = ibv_open_xrc_domain(self->n.ctx, self->fd, O_CREAT);
+	d = rcv_domain(self, &qpn);
 	ASSERT_NE(NULL, d);
-	ASSERT_EQ(0, rcv_create(d, &qpn));
-	sh->qpn = qpn;
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {

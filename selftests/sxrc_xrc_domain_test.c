@@ -336,9 +336,8 @@ TEST_F(xrc, close_busy_with_rcv_qp)
 	uint32_t qpn;
 
 	/* Legacy: the creator's implicit registration. */
-	d = ibv_open_xrc_domain(self->n.ctx, self->fd, O_CREAT);
+	d = rcv_domain(self, &qpn);
 	ASSERT_NE(NULL, d);
-	ASSERT_EQ(0, rcv_create(d, &qpn));
 	EXPECT_EQ(EBUSY, ibv_close_xrc_domain(d));
 	EXPECT_EQ(0, ibv_unreg_xrc_rcv_qp(d, qpn));
 	EXPECT_EQ(0, ibv_close_xrc_domain(d));
@@ -391,11 +390,8 @@ TEST_F(xrc, close_busy_while_registered_through_another_open)
 	pid_t pid;
 
 	/* Another process creates the QP and keeps it. */
-	pid = fork();
+	pid = holder_start(self, true);
 	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(holder_main(self, true));
-	ASSERT_TRUE(shm_wait(&self->sh->ready, 1, WAIT_MS));
 	qpn = self->sh->qpn;
 
 	/* Legacy: registered through d1, d2 cannot close. */

@@ -317,6 +317,44 @@ static int holder_main(FIXTURE_DATA(xrc) *self, bool create)
 }
 
 /*
+ * This process's domain of self->fd (made if need be) with a new receive
+ * QP, whose number goes to *@qpn and sh->qpn: the domain, NULL on
+ * failure.
+ */
+static struct ibv_xrc_domain *rcv_domain(FIXTURE_DATA(xrc) *self,
+					 uint32_t *qpn)
+{
+	struct ibv_xrc_domain *d;
+
+	d = ibv_open_xrc_domain(self->n.ctx, self->fd, O_CREAT);
+	if (!d)
+		return NULL;
+	if (rcv_create(d, qpn)) {
+		ibv_close_xrc_domain(d);
+		return NULL;
+	}
+	self->sh->qpn = *qpn;
+	return d;
+}
+
+/* A holder_main() child that says it is ready: its pid, or -1. */
+static pid_t holder_start(FIXTURE_DATA(xrc) *self, bool create)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(holder_main(self, create));
+	if (!shm_wait(&self->sh->ready, 1, WAIT_MS)) {
+		kill(pid, SIGKILL);
+		sxrc_wait_child(pid);
+		return -1;
+	}
+	return pid;
+}
+
+/*
  * Send MSG bytes at offset 0 through @sqp into @srq (whose CQ is @cq,
  * maybe the node's own) and check both completions and the data: 0 or
  * the line that failed.

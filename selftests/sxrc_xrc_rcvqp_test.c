@@ -52,9 +52,8 @@ TEST_F(xrc, rcv_qp_modify_and_query)
 	struct ibv_qp_attr a;
 	uint32_t qpn;
 
-	d = ibv_open_xrc_domain(self->n.ctx, self->fd, O_CREAT);
+	d = rcv_domain(self, &qpn);
 	ASSERT_NE(NULL, d);
-	ASSERT_EQ(0, rcv_create(d, &qpn));
 
 	/* RESET -> RTR is no transition. */
 	memset(&a, 0, sizeof(a));
@@ -310,10 +309,8 @@ TEST_F(xrc, rcv_qp_needs_an_open_of_its_domain)
 	pid_t pid;
 	int err;
 
-	d = ibv_open_xrc_domain(self->n.ctx, self->fd, O_CREAT);
+	d = rcv_domain(self, &qpn);
 	ASSERT_NE(NULL, d);
-	ASSERT_EQ(0, rcv_create(d, &qpn));
-	self->sh->qpn = qpn;
 
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -343,10 +340,8 @@ TEST_F(xrc, reg_twice_is_one_registration)
 	pid_t pid;
 	int err;
 
-	d = ibv_open_xrc_domain(self->n.ctx, self->fd, O_CREAT);
+	d = rcv_domain(self, &qpn);
 	ASSERT_NE(NULL, d);
-	ASSERT_EQ(0, rcv_create(d, &qpn));
-	self->sh->qpn = qpn;
 
 	/* Another process registers twice, unregisters once: it is out. */
 	pid = fork();
@@ -440,11 +435,8 @@ TEST_F(xrc, legacy_reg_after_open_qp_is_separate)
 	int err;
 
 	/* Another process creates; this one opens, then registers. */
-	pid = fork();
+	pid = holder_start(self, true);
 	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(holder_main(self, true));
-	ASSERT_TRUE(shm_wait(&self->sh->ready, 1, WAIT_MS));
 	qpn = self->sh->qpn;
 	d = ibv_open_xrc_domain(self->n.ctx, self->fd, 0);
 	ASSERT_NE(NULL, d);
@@ -492,11 +484,8 @@ TEST_F(xrc, destroy_of_creator_handle_keeps_qp_for_others)
 	rq = ibv_create_qp_ex(self->n.ctx, &ia);
 	ASSERT_NE(NULL, rq);
 	self->sh->qpn = rq->qp_num;
-	pid = fork();
+	pid = holder_start(self, false);
 	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(holder_main(self, false));
-	ASSERT_TRUE(shm_wait(&self->sh->ready, 1, WAIT_MS));
 	/* ibv_destroy_qp() of the creator: only its registration goes. */
 	EXPECT_EQ(0, ibv_destroy_qp(rq));
 	EXPECT_EQ(qps + 1, qp_count());
@@ -519,9 +508,8 @@ TEST_F(xrc, fork_child_cannot_use_parent_domain)
 	pid_t pid;
 	int err;
 
-	d = ibv_open_xrc_domain(self->n.ctx, self->fd, O_CREAT);
+	d = rcv_domain(self, &qpn);
 	ASSERT_NE(NULL, d);
-	ASSERT_EQ(0, rcv_create(d, &qpn));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
