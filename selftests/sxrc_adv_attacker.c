@@ -50,34 +50,30 @@ static struct vinfo *V(struct att *a)
 	return &a->sh->v;
 }
 
-static bool own_qpn(struct att *a, uint32_t q)
+/* Whether @x is one of the @n values at @v. */
+static bool in_list(const uint32_t *v, size_t n, uint32_t x)
 {
-	uint32_t i;
+	size_t i;
 
-	for (i = 0; i < a->sh->nown; i++)
-		if (a->sh->own[i] == q)
+	for (i = 0; i < n; i++)
+		if (v[i] == x)
 			return true;
 	return false;
+}
+
+static bool own_qpn(struct att *a, uint32_t q)
+{
+	return in_list(a->sh->own, a->sh->nown, q);
 }
 
 static bool own_srqn(struct att *a, uint32_t n)
 {
-	int i;
-
-	for (i = 0; i < a->nown_srqn; i++)
-		if (a->own_srqn[i] == n)
-			return true;
-	return false;
+	return in_list(a->own_srqn, a->nown_srqn, n);
 }
 
 static bool own_handle(struct att *a, uint32_t h)
 {
-	int i;
-
-	for (i = 0; i < a->nhown; i++)
-		if (a->hown[i] == h)
-			return true;
-	return false;
+	return in_list(a->hown, a->nhown, h);
 }
 
 static void att_log(struct att *a, const struct attempt *at)
