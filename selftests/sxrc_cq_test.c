@@ -138,6 +138,19 @@ TEST_F(cq, poll_empty_and_flushed)
 	EXPECT_EQ(0, ibv_destroy_cq(cq));
 }
 
+/* The next event of @ch within a second, @cq's: acknowledged, 0; or -1. */
+static int cq_event(struct ibv_comp_channel *ch, struct ibv_cq *cq)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (poll(&pfd, 1, 1000) != 1 || ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
+		return -1;
+	ibv_ack_cq_events(ev_cq, 1);
+	return ev_cq == cq ? 0 : -1;
+}
+
 TEST_F(cq, channel_events)
 {
 	struct ibv_comp_channel *ch = ibv_create_comp_channel(self->ctx);
@@ -184,9 +197,7 @@ TEST_F(cq, channel_events)
 	ASSERT_NE(NULL, qp);
 	ASSERT_EQ(0, ibv_req_notify_cq(cq, 1));
 	ASSERT_EQ(0, sxrc_qp_to(qp, IBV_QPS_ERR));
-	ASSERT_EQ(1, poll(&pfd, 1, 1000));
-	ASSERT_EQ(0, ibv_get_cq_event(ch, &ev_cq, &ev_ctx));
-	ibv_ack_cq_events(cq, 1);
+	ASSERT_EQ(0, cq_event(ch, cq));
 	EXPECT_EQ(1, ibv_poll_cq(cq, 8, wc));
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 
@@ -205,10 +216,9 @@ TEST_F(cq, arm_finds_unpolled)
 {
 	struct ibv_comp_channel *ch = ibv_create_comp_channel(self->ctx);
 	struct pollfd pfd;
-	struct ibv_cq *cq, *ev_cq;
+	struct ibv_cq *cq;
 	struct ibv_wc wc[8];
 	struct ibv_qp *qp;
-	void *ev_ctx;
 
 	ASSERT_NE(NULL, ch);
 	cq = ibv_create_cq(self->ctx, 16, NULL, ch, 0);
@@ -222,10 +232,7 @@ TEST_F(cq, arm_finds_unpolled)
 
 	/* Two left unpolled: the arm fires now, once. */
 	ASSERT_EQ(0, ibv_req_notify_cq(cq, 0));
-	ASSERT_EQ(1, poll(&pfd, 1, 1000));
-	ASSERT_EQ(0, ibv_get_cq_event(ch, &ev_cq, &ev_ctx));
-	EXPECT_EQ(cq, ev_cq);
-	ibv_ack_cq_events(cq, 1);
+	ASSERT_EQ(0, cq_event(ch, cq));
 	EXPECT_EQ(0, poll(&pfd, 1, 50));
 	ASSERT_EQ(2, ibv_poll_cq(cq, 8, wc));
 	EXPECT_EQ(101, wc[0].wr_id);
@@ -238,9 +245,7 @@ TEST_F(cq, arm_finds_unpolled)
 	qp = qp_with_recvs(_metadata, self, cq, 1);
 	ASSERT_NE(NULL, qp);
 	ASSERT_EQ(0, sxrc_qp_to(qp, IBV_QPS_ERR));
-	ASSERT_EQ(1, poll(&pfd, 1, 1000));
-	ASSERT_EQ(0, ibv_get_cq_event(ch, &ev_cq, &ev_ctx));
-	ibv_ack_cq_events(cq, 1);
+	ASSERT_EQ(0, cq_event(ch, cq));
 	EXPECT_EQ(1, ibv_poll_cq(cq, 8, wc));
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 
@@ -249,9 +254,7 @@ TEST_F(cq, arm_finds_unpolled)
 	ASSERT_NE(NULL, qp);
 	ASSERT_EQ(0, sxrc_qp_to(qp, IBV_QPS_ERR));
 	ASSERT_EQ(0, ibv_req_notify_cq(cq, 1));
-	ASSERT_EQ(1, poll(&pfd, 1, 1000));
-	ASSERT_EQ(0, ibv_get_cq_event(ch, &ev_cq, &ev_ctx));
-	ibv_ack_cq_events(cq, 1);
+	ASSERT_EQ(0, cq_event(ch, cq));
 	EXPECT_EQ(1, ibv_poll_cq(cq, 8, wc));
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 

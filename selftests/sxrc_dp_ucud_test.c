@@ -9,6 +9,17 @@
  * UC and UD
  */
 
+/* A posts @wr, which completes (SEND); B's completion in *@wc. */
+static void send_to_b(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(dp) *self, struct ibv_send_wr *wr,
+		      struct ibv_wc *wc)
+{
+	ASSERT_EQ(0, post_wr(self->a, wr));
+	ASSERT_EQ(1, wait_wc(self->cqa, wc));
+	EXPECT_WC(*wc, wr->wr_id, IBV_WC_SUCCESS, IBV_WC_SEND);
+	ASSERT_EQ(1, wait_wc(self->cqb, wc));
+}
+
 TEST_F(dp, uc_send_and_write)
 {
 	const struct conn uc = { .type = IBV_QPT_UC, .access = REMOTE_ALL };
@@ -119,10 +130,7 @@ TEST_F(dp, ud_send_and_send_with_imm)
 
 	ASSERT_EQ(0, post_recv(self, self->b, 1, DST, GRH + 1000));
 	wr = ud_wr(1, &s, ah, self->b->qp_num, QKEY);
-	ASSERT_EQ(0, post_wr(self->a, &wr));
-	ASSERT_EQ(1, wait_wc(self->cqa, &wc));
-	EXPECT_WC(wc, 1, IBV_WC_SUCCESS, IBV_WC_SEND);
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	send_to_b(_metadata, self, &wr, &wc);
 	EXPECT_WC(wc, 1, IBV_WC_SUCCESS, IBV_WC_RECV);
 	EXPECT_EQ(GRH + 1000, wc.byte_len);
 	EXPECT_EQ(self->a->qp_num, wc.src_qp);
@@ -136,10 +144,7 @@ TEST_F(dp, ud_send_and_send_with_imm)
 	wr.opcode = IBV_WR_SEND_WITH_IMM;
 	wr.imm_data = htobe32(0xfeed);
 	ASSERT_EQ(0, post_recv(self, self->b, 2, DST, 2048));
-	ASSERT_EQ(0, post_wr(self->a, &wr));
-	ASSERT_EQ(1, wait_wc(self->cqa, &wc));
-	EXPECT_WC(wc, 2, IBV_WC_SUCCESS, IBV_WC_SEND);
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	send_to_b(_metadata, self, &wr, &wc);
 	EXPECT_WC(wc, 2, IBV_WC_SUCCESS, IBV_WC_RECV);
 	EXPECT_EQ(GRH + 1000, wc.byte_len);
 	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
@@ -148,10 +153,7 @@ TEST_F(dp, ud_send_and_send_with_imm)
 	/* Too small a receive (no room for the GRH): dropped, B lives on. */
 	ASSERT_EQ(0, post_recv(self, self->b, 3, DST, 1000));
 	wr = ud_wr(3, &s, ah, self->b->qp_num, QKEY);
-	ASSERT_EQ(0, post_wr(self->a, &wr));
-	ASSERT_EQ(1, wait_wc(self->cqa, &wc));
-	EXPECT_WC(wc, 3, IBV_WC_SUCCESS, IBV_WC_SEND);
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	send_to_b(_metadata, self, &wr, &wc);
 	EXPECT_EQ(3, wc.wr_id);
 	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
 	EXPECT_EQ(IBV_QPS_RTS, sxrc_qp_state(self->b));
@@ -201,10 +203,7 @@ TEST_F(dp, ud_grh)
 
 	ASSERT_EQ(0, post_recv(self, self->b, 1, DST, 512));
 	wr = ud_wr(1, &s, gah, self->b->qp_num, QKEY);
-	ASSERT_EQ(0, post_wr(self->a, &wr));
-	ASSERT_EQ(1, wait_wc(self->cqa, &wc));
-	EXPECT_WC(wc, 1, IBV_WC_SUCCESS, IBV_WC_SEND);
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	send_to_b(_metadata, self, &wr, &wc);
 	EXPECT_WC(wc, 1, IBV_WC_SUCCESS, IBV_WC_RECV);
 	EXPECT_EQ(GRH + 200, wc.byte_len);
 	EXPECT_TRUE(wc.wc_flags & IBV_WC_GRH);
@@ -326,10 +325,7 @@ TEST_F(dp, ud_qkey_mismatch_dropped)
 
 	/* A privileged Q_Key in the WR means the sending QP's own. */
 	wr = ud_wr(3, &s, ah, self->b->qp_num, 0x80000000);
-	ASSERT_EQ(0, post_wr(self->a, &wr));
-	ASSERT_EQ(1, wait_wc(self->cqa, &wc));
-	EXPECT_WC(wc, 3, IBV_WC_SUCCESS, IBV_WC_SEND);
-	ASSERT_EQ(1, wait_wc(self->cqb, &wc));
+	send_to_b(_metadata, self, &wr, &wc);
 	EXPECT_WC(wc, 1, IBV_WC_SUCCESS, IBV_WC_RECV);
 
 	/* The matching key gets through. */
@@ -372,6 +368,18 @@ static struct ibv_qp *create_qp_ex(FIXTURE_DATA(dp) *self, struct ibv_cq *cq)
 	return qp;
 }
 
+/* A with the ibv_wr_*() API, B plain, connected: A's ibv_qp_ex or NULL. */
+static struct ibv_qp_ex *ex_pair(FIXTURE_DATA(dp) *self)
+{
+	self->a = create_qp_ex(self, self->cqa);
+	self->b = create_qp(self, self->cqb, IBV_QPT_RC, 0);
+	if (!self->a || !self->b ||
+	    connect_qp(self->a, self->b->qp_num, &rc_conn) ||
+	    connect_qp(self->b, self->a->qp_num, &rc_conn))
+		return NULL;
+	return ibv_qp_to_qp_ex(self->a);
+}
+
 TEST_F(dp, wr_api_posts)
 {
 	uint64_t *ctr = (uint64_t *)(self->buf + DST + 65536);
@@ -381,13 +389,7 @@ TEST_F(dp, wr_api_posts)
 	struct ibv_wc wc[8];
 	int i;
 
-	self->a = create_qp_ex(self, self->cqa);
-	ASSERT_NE(NULL, self->a);
-	self->b = create_qp(self, self->cqb, IBV_QPT_RC, 0);
-	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num, &rc_conn));
-	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num, &rc_conn));
-	x = ibv_qp_to_qp_ex(self->a);
+	x = ex_pair(self);
 	ASSERT_NE(NULL, x);
 	sxrc_fill(self->buf + SRC, 8192, 81);
 	memset(self->buf + DST, 0, 65536);
@@ -465,13 +467,8 @@ TEST_F(dp, wr_api_abort_and_errors)
 	struct ibv_qp_ex *x;
 	struct ibv_wc wc;
 
-	self->a = create_qp_ex(self, self->cqa);
-	ASSERT_NE(NULL, self->a);
-	self->b = create_qp(self, self->cqb, IBV_QPT_RC, 0);
-	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num, &rc_conn));
-	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num, &rc_conn));
-	x = ibv_qp_to_qp_ex(self->a);
+	x = ex_pair(self);
+	ASSERT_NE(NULL, x);
 	ASSERT_GT(sizeof(big), self->cap.max_inline_data);
 	sxrc_fill(self->buf + SRC, 4096, 91);
 	sxrc_fill(big, sizeof(big), 92);
