@@ -637,36 +637,49 @@ static void att_fds(struct att *a)
 	}
 }
 
+/*
+ * Method @m on handle @h through the empty context and, unless the handle
+ * is the attacker's own, through its own context (@xqpn: the XRC QP the
+ * method may name): success on either is a breach.  @what names the
+ * handle in a report, @own_note ends the one of its own context.
+ */
+static void att_handle(struct att *a, struct attempt *at, uint32_t m,
+		       uint32_t h, uint32_t xqpn, const char *what,
+		       const char *own_note)
+{
+	int ret;
+
+	at->qpn = h;
+	at->aux = m;
+	at->kind = A_HANDLE_EMPTY;
+	ret = hcall(a->efd, m, h, xqpn, NULL);
+	at->out = -ret;
+	att_log(a, at);
+	if (!ret)
+		att_bad(a, V_REACH, at, "%s(%s %u) succeeded on an empty context",
+			hms[m].name, what, h);
+	if (own_handle(a, h))
+		return;
+	at->kind = A_HANDLE_OTHER;
+	ret = hcall(a->hfd, m, h, xqpn, NULL);
+	at->out = -ret;
+	att_log(a, at);
+	if (!ret)
+		att_bad(a, V_REACH, at, "%s(%s %u) succeeded on its own context%s",
+			hms[m].name, what, h, own_note);
+}
+
 /* Every small handle on an empty context and on its own one. */
 static void att_handles(struct att *a)
 {
 	struct attempt at = { .src = S_WINDOW };
 	struct vinfo *v = V(a);
 	uint32_t h, i, m;
-	int ret;
 
 	for (h = 1; h <= HMAX; h++) {
 		m = (h + a->round) % NHM;
-		at.qpn = h;
-		at.aux = m;
-		at.kind = A_HANDLE_EMPTY;
-		ret = hcall(a->efd, m, h, v->qpn[Q_XR], NULL);
-		at.out = -ret;
-		att_log(a, &at);
-		if (!ret)
-			att_bad(a, V_REACH, &at,
-				"%s(handle %u) succeeded on an empty context",
-				hms[m].name, h);
-		if (own_handle(a, h))
-			continue;
-		at.kind = A_HANDLE_OTHER;
-		ret = hcall(a->hfd, m, h, v->qpn[Q_XR], NULL);
-		at.out = -ret;
-		att_log(a, &at);
-		if (!ret)
-			att_bad(a, V_REACH, &at,
-				"%s(handle %u) succeeded on its own context, which has no such handle",
-				hms[m].name, h);
+		att_handle(a, &at, m, h, v->qpn[Q_XR], "handle",
+			   ", which has no such handle");
 	}
 	/* the victim's handles, with a method of their class */
 	at.src = S_LEAKED;
@@ -675,26 +688,8 @@ static void att_handles(struct att *a)
 			m = sxrc_rnd(&a->r, NHM);
 		} while (hms[m].cls != v->hcls[i] &&
 			 !(hms[m].cls == H_UDQP && v->hcls[i] == H_QP));
-		at.qpn = v->h[i];
-		at.aux = m;
-		at.kind = A_HANDLE_EMPTY;
-		ret = hcall(a->efd, m, v->h[i], v->qpn[Q_XR2], NULL);
-		at.out = -ret;
-		att_log(a, &at);
-		if (!ret)
-			att_bad(a, V_REACH, &at,
-				"%s(victim handle %u) succeeded on an empty context",
-				hms[m].name, v->h[i]);
-		if (own_handle(a, v->h[i]))
-			continue;
-		at.kind = A_HANDLE_OTHER;
-		ret = hcall(a->hfd, m, v->h[i], v->qpn[Q_XR2], NULL);
-		at.out = -ret;
-		att_log(a, &at);
-		if (!ret)
-			att_bad(a, V_REACH, &at,
-				"%s(victim handle %u) succeeded on its own context",
-				hms[m].name, v->h[i]);
+		att_handle(a, &at, m, v->h[i], v->qpn[Q_XR2], "victim handle",
+			   "");
 	}
 }
 
