@@ -17,8 +17,6 @@
  * softirq): one MAD at a time per link, never waiting on anyone.
  */
 
-#include <linux/hash.h>
-
 #include "compat.h"
 #include "sxrc.h"
 #include "sxrc_loc.h"
@@ -59,11 +57,15 @@ enum {
  * struct sxrc_cm_port - QP1 of a link
  * @route: the route its answers took last (the receive worker's alone)
  * @sport: the UDP source port of its packets
+ * @hdr: the BTH and DETH of every answer (QP1 to QP1), made once
+ * @hlen: their length
  * @mad: the answer being built (the receive worker's alone)
  */
 struct sxrc_cm_port {
 	struct sxrc_wire_route route;
 	u16 sport;
+	u8 hdr[SXRC_BTH_LEN + SXRC_DETH_LEN];
+	u32 hlen;
 	u8 mad[SXRC_MAD_LEN];
 };
 
@@ -76,14 +78,6 @@ static void sxrc_cm_answer(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 		.hop_limit = 64,
 		.port_num = 1,
 	};
-	struct sxrc_pkt out = {
-		.opcode = SXRC_TP_UD | SXRC_OP_SEND_ONLY,
-		.dqpn = SXRC_CM_QPN,
-		.sqpn = SXRC_CM_QPN,
-		.qkey = SXRC_CM_QKEY,
-	};
-	u8 hdr[SXRC_BTH_LEN + SXRC_DETH_LEN];
-	u32 hlen;
 	int idx;
 
 	rcu_read_lock();
@@ -95,9 +89,8 @@ static void sxrc_cm_answer(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 	}
 	ah.sgid_index = idx;
 	memcpy(ah.dgid, p->sgid, sizeof(ah.dgid));
-	hlen = sxrc_wire_build(hdr, &out);
-	if (!sxrc_wire_xmit_route(dev, &ah, &cm->route, cm->sport, hdr, hlen,
-				  cm->mad, SXRC_MAD_LEN))
+	if (!sxrc_wire_xmit_route(dev, &ah, &cm->route, cm->sport, cm->hdr,
+				  cm->hlen, cm->mad, SXRC_MAD_LEN))
 		sxrc_wire_count(dev, SXRC_WIRE_CM_TX);
 }
 
@@ -187,6 +180,12 @@ void sxrc_cm_mad_rcv(struct sxrc_dev *dev, const struct sxrc_pkt *p)
 /* A link's QP1 comes with its wire (sxrc_wire_start()): 0 or -ENOMEM. */
 int sxrc_cm_start(struct sxrc_dev *dev)
 {
+	const struct sxrc_pkt out = {
+		.opcode = SXRC_TP_UD | SXRC_OP_SEND_ONLY,
+		.dqpn = SXRC_CM_QPN,
+		.sqpn = SXRC_CM_QPN,
+		.qkey = SXRC_CM_QKEY,
+	};
 	struct sxrc_cm_port *cm;
 
 	cm = kzalloc(sizeof(*cm), GFP_KERNEL);
@@ -196,8 +195,8 @@ int sxrc_cm_start(struct sxrc_dev *dev)
 		kfree(cm);
 		return -ENOMEM;
 	}
-	/* As a QP's: in the RoCEv2 range, spread by the QPN. */
-	cm->sport = SXRC_ROCE_SPORT_BASE | hash_32(SXRC_CM_QPN, 14);
+	cm->sport = sxrc_wire_sport(SXRC_CM_QPN);
+	cm->hlen = sxrc_wire_build(cm->hdr, &out);
 	dev->wire_cm = cm;
 	return 0;
 }

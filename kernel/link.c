@@ -193,17 +193,6 @@ static bool sxrc_gid_match(const u8 *gid, u32 index, void *arg)
 	return f->found;
 }
 
-/* Is @gid one of the link @dev's?  RCU. */
-bool sxrc_link_has_gid(struct sxrc_dev *dev, const u8 *gid)
-{
-	struct net_device *ndev = rcu_dereference(dev->ndev);
-	struct sxrc_gid_find f = { .gid = gid };
-
-	if (ndev)
-		sxrc_gid_walk(ndev, sxrc_gid_match, &f);
-	return f.found;
-}
-
 /* The index of @gid in the link @dev's table, or -ENOENT.  RCU. */
 int sxrc_link_gid_index(struct sxrc_dev *dev, const u8 *gid)
 {
@@ -213,6 +202,12 @@ int sxrc_link_gid_index(struct sxrc_dev *dev, const u8 *gid)
 	if (ndev)
 		sxrc_gid_walk(ndev, sxrc_gid_match, &f);
 	return f.found ? f.index : -ENOENT;
+}
+
+/* Is @gid one of the link @dev's?  RCU. */
+bool sxrc_link_has_gid(struct sxrc_dev *dev, const u8 *gid)
+{
+	return sxrc_link_gid_index(dev, gid) >= 0;
 }
 
 struct sxrc_gid_get {

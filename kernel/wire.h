@@ -10,6 +10,7 @@
 #ifndef SXRC_WIRE_H
 #define SXRC_WIRE_H
 
+#include <linux/hash.h>
 #include <linux/skbuff.h>
 #include <net/dst_cache.h>
 
@@ -381,6 +382,12 @@ static inline void sxrc_wire_count(struct sxrc_dev *dev,
 static inline void sxrc_wire_drop(struct sxrc_dev *dev)
 {
 	sxrc_wire_count(dev, SXRC_WIRE_RX_DROPPED);
+}
+
+/* A QP's UDP source port: RoCEv2 flows spread over 0xc000-0xffff. */
+static inline u16 sxrc_wire_sport(u32 qpn)
+{
+	return SXRC_ROCE_SPORT_BASE | hash_32(qpn, 14);
 }
 
 /* cm_mad.c */

@@ -18,7 +18,6 @@
  * the retransmission timer; or, for an ACK handled in softirq, under
  * qp->sq_lock while no holder of the mutex is busy.
  */
-#include <linux/hash.h>
 #include <linux/slab.h>
 
 #include "wire.h"
@@ -53,7 +52,7 @@ struct sxrc_wire_qp *sxrc_wire_qp_get(struct sxrc_qp *qp)
 	w->qp = qp;
 	w->cwnd = SXRC_WIRE_PKTS;
 	/* RoCEv2 source ports spread flows over 0xc000-0xffff. */
-	w->sport = SXRC_ROCE_SPORT_BASE | hash_32(qp->qpn, 14);
+	w->sport = sxrc_wire_sport(qp->qpn);
 	INIT_DELAYED_WORK(&w->rto, sxrc_wire_rto_work);
 	skb_queue_head_init(&w->backlog);
 	INIT_WORK(&w->bl_work, sxrc_wire_backlog_work);
