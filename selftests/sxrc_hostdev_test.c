@@ -272,6 +272,16 @@ static int hd_run_pair(const char *libdir, const char *srv, const char *cli)
 	if (ret)
 		sxrc_tail(out, 70);
 	free(out);
+	if (ret == -1) {
+		/* Timed out: the script was killed before it showed them. */
+		snprintf(cmd, sizeof(cmd),
+			 "ps -eo pid,stat,wchan:24,args | grep -e rping -e ucmatose -e udaddy -e ib_ | grep -v grep; "
+			 "tail -n 30 /tmp/sxhd-srv-%d.log /tmp/sxhd-cli-%d.log",
+			 port, port);
+		if (!sxrc_run(cmd, 10, 1 << 16, &out))
+			sxrc_tail(out, 70);
+		free(out);
+	}
 	return ret;
 }
 
