@@ -65,6 +65,12 @@ void sxcm_forget_device(void)
 	sxcm_dev.pd = NULL;
 }
 
+/* The limits of @id's device: its link's, or softxrc's host-local one. */
+const struct ibv_device_attr *sxcm_dev_attr(const struct sxcm_id *id)
+{
+	return id->link ? &id->link->attr : &sxcm_dev.attr;
+}
+
 struct ibv_pd *sxcm_default_pd(void)
 {
 	if (!sxcm_dev.pd && sxcm_device())
@@ -78,6 +84,7 @@ struct sxcm_id *sxcm_id_new(struct sxcm_channel *chan, void *context,
 			    enum rdma_port_space ps, enum ibv_qp_type qpt)
 {
 	struct sxcm_id *id = calloc(1, sizeof(*id));
+	static uint64_t serial;
 	uint32_t psn;
 
 	if (!id)
@@ -102,6 +109,7 @@ struct sxcm_id *sxcm_id_new(struct sxcm_channel *chan, void *context,
 		psn = (uint32_t)random();
 	id->psn = psn & 0xffffff;
 	id->ack_timeout = 14;
+	id->cookie = ++serial;
 	sxcm_list_add_tail(&id->node, &sxcm_ids);
 	return id;
 }
@@ -112,6 +120,7 @@ void sxcm_id_free(struct sxcm_id *id)
 
 	sxcm_watch_del(&id->conn);
 	sxcm_sys_free_id(id);
+	sxcm_link_free_id(id);
 	if (id->bind_fd >= 0)
 		close(id->bind_fd);
 	sxcm_drop_events(id);
@@ -276,7 +285,8 @@ static int sxcm_bind(struct sxcm_id *s, const struct sockaddr *addr)
 	if (ret)
 		return ret;
 	s->state = SXCM_ADDR_BOUND;
-	if (!sxcm_is_wildcard(addr))
+	/* A link's address is that link's (link.c), any other softxrc0's. */
+	if (!sxcm_is_wildcard(addr) && sxcm_link_bind(s))
 		sxcm_fill_route(s);
 	return 0;
 }
@@ -343,10 +353,16 @@ static int sxcm_resolve_addr(struct sxcm_id *s, struct sockaddr *src,
 		return -EINVAL;
 	memcpy(&s->id.route.addr.dst_storage, &d, sizeof(d));
 	if (!sxcm_is_local((struct sockaddr *)&d)) {
+		/* Another host: through a link's CM, if a link routes there. */
+		ret = sxcm_link_resolve(s, (struct sockaddr *)&d);
+		if (ret <= 0)
+			return ret;
 		sxcm_queue_event(s, RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH,
 				 NULL, NULL);
 		return 0;
 	}
+	/* This host: the host-local rendezvous, even from a link's address. */
+	sxcm_link_unbind(s);
 	/* A wildcard-bound id takes the destination as its source address. */
 	if (sxcm_is_wildcard(srca)) {
 		uint16_t port = sxcm_get_port(srca);
@@ -413,10 +429,18 @@ SXCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	/* The wildcard: on the host's other devices too, same port. */
 	if (!ret && sxcm_is_wildcard(&id->route.addr.src_addr))
 		ret = sxcm_sys_listen_too(s, backlog);
+	/* A link's address, or the wildcard: other hosts' REQs too. */
 	if (!ret) {
-		ret = sxcm_listen_socket(s, backlog);
+		ret = sxcm_link_listen(s, backlog);
 		if (ret)
 			sxcm_sys_free_id(s);
+	}
+	if (!ret) {
+		ret = sxcm_listen_socket(s, backlog);
+		if (ret) {
+			sxcm_sys_free_id(s);
+			sxcm_link_free_id(s);
+		}
 	}
 	if (!ret)
 		s->state = SXCM_LISTEN;

@@ -12,16 +12,19 @@
 
 #include "sxcm.h"
 
-static int sxcm_check_param(const struct rdma_conn_param *p, uint8_t max_pdata)
+static int sxcm_check_param(const struct sxcm_id *s,
+			    const struct rdma_conn_param *p, uint8_t max_pdata)
 {
+	const struct ibv_device_attr *attr = sxcm_dev_attr(s);
+
 	if (p->private_data_len > max_pdata ||
 	    (p->private_data_len && !p->private_data))
 		return -EINVAL;
 	if (p->responder_resources != RDMA_MAX_RESP_RES &&
-	    p->responder_resources > sxcm_dev.attr.max_qp_rd_atom)
+	    p->responder_resources > attr->max_qp_rd_atom)
 		return -EINVAL;
 	if (p->initiator_depth != RDMA_MAX_INIT_DEPTH &&
-	    p->initiator_depth > sxcm_dev.attr.max_qp_init_rd_atom)
+	    p->initiator_depth > attr->max_qp_init_rd_atom)
 		return -EINVAL;
 	return 0;
 }
@@ -49,7 +52,7 @@ static int sxcm_connect(struct sxcm_id *s, struct rdma_conn_param *p)
 	    !ud)
 		return -EOPNOTSUPP;
 	if (p) {
-		ret = sxcm_check_param(p, ud ? SXCM_SIDR_REQ_PDATA :
+		ret = sxcm_check_param(s, p, ud ? SXCM_SIDR_REQ_PDATA :
 					   SXCM_REQ_PDATA);
 		if (ret)
 			return ret;
@@ -57,13 +60,15 @@ static int sxcm_connect(struct sxcm_id *s, struct rdma_conn_param *p)
 	if (!s->id.qp && (!p || !p->qp_num))
 		return -EINVAL;
 	s->responder_resources = p && p->responder_resources != RDMA_MAX_RESP_RES ?
-		p->responder_resources : sxcm_min(sxcm_dev.attr.max_qp_rd_atom, 255);
+		p->responder_resources : sxcm_min(sxcm_dev_attr(s)->max_qp_rd_atom, 255);
 	s->initiator_depth = p && p->initiator_depth != RDMA_MAX_INIT_DEPTH ?
-		p->initiator_depth : sxcm_min(sxcm_dev.attr.max_qp_init_rd_atom, 255);
+		p->initiator_depth : sxcm_min(sxcm_dev_attr(s)->max_qp_init_rd_atom, 255);
 	s->retry_count = p ? (p->retry_count > 7 ? 7 : p->retry_count) : 7;
 	s->rnr_retry_count = p ? (p->rnr_retry_count > 7 ? 7 :
 				  p->rnr_retry_count) : 7;
 	s->qp_num = s->id.qp ? s->id.qp->qp_num : p->qp_num;
+	if (s->link)
+		return sxcm_link_connect(s, p);
 
 	fd = sxcm_connect_socket(s);
 	if (fd == -ECONNREFUSED) {
@@ -132,13 +137,15 @@ static int sxcm_accept(struct sxcm_id *s, struct rdma_conn_param *p)
 	if (s->state != SXCM_REQ_RCVD)
 		return -EINVAL;
 	if (p) {
-		ret = sxcm_check_param(p, ud ? SXCM_SIDR_REP_PDATA :
+		ret = sxcm_check_param(s, p, ud ? SXCM_SIDR_REP_PDATA :
 					   SXCM_REP_PDATA);
 		if (ret)
 			return ret;
 	}
 	if (!s->id.qp && (!p || !p->qp_num))
 		return -EINVAL;
+	if (ud && s->link)
+		return sxcm_link_accept(s, p);
 	if (ud) {
 		/* SIDR REP: our QP number and Q_Key; nothing follows. */
 		rep.qp_type = IBV_QPT_UD;
@@ -152,18 +159,22 @@ static int sxcm_accept(struct sxcm_id *s, struct rdma_conn_param *p)
 	}
 	/* Defaults: what the REQ offered, within the device's limits. */
 	s->responder_resources = sxcm_min(s->responder_resources,
-					  sxcm_dev.attr.max_qp_rd_atom);
+					  sxcm_dev_attr(s)->max_qp_rd_atom);
 	s->initiator_depth = sxcm_min(s->initiator_depth,
-				      sxcm_dev.attr.max_qp_init_rd_atom);
+				      sxcm_dev_attr(s)->max_qp_init_rd_atom);
 	if (p && p->responder_resources != RDMA_MAX_RESP_RES)
 		s->responder_resources = p->responder_resources;
 	if (p && p->initiator_depth != RDMA_MAX_INIT_DEPTH)
 		s->initiator_depth = p->initiator_depth;
+	if (s->link && !s->id.qp)
+		return -EOPNOTSUPP;	/* the module names QPs by handle */
 	if (s->id.qp) {
 		ret = sxcm_qp_connect(s);
 		if (ret)
 			return ret;
 	}
+	if (s->link)
+		return sxcm_link_accept(s, p);
 	rep.qpn = s->id.qp ? s->id.qp->qp_num : p->qp_num;
 	rep.psn = s->psn;
 	rep.responder_resources = s->responder_resources;
@@ -216,6 +227,8 @@ static int sxcm_reject(struct sxcm_id *s, const void *pdata, uint8_t len,
 		return -EINVAL;
 	if (s->state != SXCM_REQ_RCVD && s->state != SXCM_REP_RCVD)
 		return -EINVAL;
+	if (s->link)
+		return sxcm_link_reject(s, pdata, len, reason);
 	sxcm_send(s, &rej, SXCM_REJ, pdata, len);
 	sxcm_watch_del(&s->conn);
 	s->state = SXCM_REJECTED;
@@ -256,7 +269,9 @@ SXCM_EXPORT int rdma_establish(struct rdma_cm_id *id)
 	if (s->state == SXCM_SYSTEM) {
 		ret = SXCM_SYS_CALL(s, rdma_establish, s->sys);
 	} else if (s->state == SXCM_REP_RCVD) {
-		ret = sxcm_send(s, &rtu, SXCM_RTU, NULL, 0);
+		ret = s->link ? sxcm_link_send(s, SXRC_CM_MSG_RTU, 0, NULL, 0,
+					       NULL) :
+			sxcm_send(s, &rtu, SXCM_RTU, NULL, 0);
 		if (!ret)
 			s->state = SXCM_ESTABLISHED;
 	}
@@ -298,7 +313,9 @@ SXCM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	case SXCM_REP_SENT:
 	case SXCM_REP_RCVD:
 		sxcm_qp_error(s);
-		if (sxcm_send(s, &dreq, SXCM_DREQ, NULL, 0)) {
+		if (s->link ? sxcm_link_send(s, SXRC_CM_MSG_DREQ, 0, NULL, 0,
+					     NULL) :
+		    sxcm_send(s, &dreq, SXCM_DREQ, NULL, 0)) {
 			/* The peer is gone already: done. */
 			sxcm_watch_del(&s->conn);
 			s->state = SXCM_DISCONNECTED;

@@ -104,8 +104,12 @@ void sxcm_queue_event(struct sxcm_id *id, enum rdma_cm_event_type type,
 		memcpy(e->pdata, msg->pdata, msg->pdata_len);
 		u->private_data = msg->pdata_len ? e->pdata : NULL;
 		u->private_data_len = msg->pdata_len;
-		u->ah_attr.dlid = sxcm_dev.port.lid;
-		u->ah_attr.port_num = 1;
+		if (id->link) {
+			sxcm_link_ah(id, &u->ah_attr);
+		} else {
+			u->ah_attr.dlid = sxcm_dev.port.lid;
+			u->ah_attr.port_num = 1;
+		}
 		u->qp_num = msg->qpn;
 		u->qkey = msg->qkey;
 	} else if (msg) {

@@ -53,9 +53,15 @@ static int sxcm_init_attr(struct sxcm_id *s, struct ibv_qp_attr *a, int *mask)
 		if (!sxcm_has_peer(s))
 			return -EINVAL;
 		memset(&a->ah_attr, 0, sizeof(a->ah_attr));
-		a->ah_attr.dlid = sxcm_dev.port.lid;
-		a->ah_attr.port_num = 1;
-		a->path_mtu = sxcm_dev.port.active_mtu;
+		if (s->link) {
+			/* RoCE: the GRH is the address (link.c's path). */
+			sxcm_link_ah(s, &a->ah_attr);
+			a->path_mtu = s->mtu;
+		} else {
+			a->ah_attr.dlid = sxcm_dev.port.lid;
+			a->ah_attr.port_num = 1;
+			a->path_mtu = sxcm_dev.port.active_mtu;
+		}
 		a->dest_qp_num = s->remote_qpn;
 		a->rq_psn = s->remote_psn;
 		a->max_dest_rd_atomic = s->responder_resources;

@@ -317,6 +317,7 @@ static void sxcm_fork_child(void)
 		close(epfd);
 	epfd = -1;
 	sxcm_forget_device();
+	sxcm_links_forget();
 	pthread_mutex_unlock(&sxcm_lock);
 }
 
@@ -646,6 +647,11 @@ static void *sxcm_progress(void *arg)
 			w = sxcm_watch_find(evs[i].data.u64);
 			if (!w)
 				continue;
+			if (w->kind == SXCM_WATCH_LINK) {
+				sxcm_link_pump(sxcm_container_of(w,
+						struct sxcm_link, watch));
+				continue;
+			}
 			if (w->kind == SXCM_WATCH_SYS) {
 				sxcm_sys_pump(sxcm_container_of(w,
 						struct sxcm_channel, sys_watch));

@@ -12,7 +12,10 @@
  * kernel checks them as it checks any other.
  *
  * An id whose address belongs to one of the host's other RDMA devices
- * is a proxy for an id of the system's librdmacm (sys.c).
+ * is a proxy for an id of the system's librdmacm (sys.c).  An id whose
+ * address belongs to a softxrc link (a RoCEv2 device on a netdev) and
+ * whose peer is another host speaks the IB CM through the module's
+ * communication manager, SXRC_OBJ_CM (link.c, linkev.c).
  *
  * Locking: one mutex, sxcm_lock, protects every id, channel, event and
  * the watch list, and is held across every call into the system's
@@ -34,6 +37,7 @@
 #include <sys/socket.h>
 
 #include <rdma/rdma_cma.h>
+#include <rdma/softxrc-abi.h>
 
 #define SXCM_EXPORT	__attribute__((visibility("default")))
 
@@ -45,6 +49,8 @@
 #define SXCM_SIDR_REQ_PDATA	180	/* UD: SIDR REQ */
 #define SXCM_SIDR_REP_PDATA	136	/* UD: SIDR REP */
 #define SXCM_MAX_PDATA	224
+/* rdma_cm's cma_hdr, first in a REQ's or SIDR_REQ's private data. */
+#define SXCM_CMA_HDR	36
 
 /* IB CM reject reasons reported as RDMA_CM_EVENT_REJECTED status. */
 #define SXCM_REJ_INVALID_SID	8	/* nobody listens there */
@@ -141,6 +147,7 @@ struct sxcm_msg {
 enum sxcm_watch_kind {
 	SXCM_WATCH_CONN,	/* an id's connection or listening socket */
 	SXCM_WATCH_SYS,		/* a channel's twin in the system library */
+	SXCM_WATCH_LINK,	/* a link's CM channel (struct sxcm_link) */
 };
 
 /* An fd the progress thread watches; token identifies it in epoll. */
@@ -180,6 +187,23 @@ enum sxcm_state {
 	SXCM_SYSTEM,		/* a proxy: everything goes to id->sys */
 };
 
+/*
+ * A softxrc link this process has opened for ids between hosts: its own
+ * context (the ids' verbs), default PD, and one CM channel in the
+ * progress thread's epoll, whose events linkev.c turns into rdma_cm's.
+ */
+struct sxcm_link {
+	struct sxcm_list node;		/* sxcm_links */
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;		/* for QPs made without one */
+	struct ibv_port_attr port;
+	struct ibv_device_attr attr;
+	struct sxcm_watch watch;	/* the CM channel (SXCM_WATCH_LINK) */
+};
+
+/* Links a wildcard listener listens on at most. */
+#define SXCM_MAX_LINKS	8
+
 /* rdma_set_option()s given before an id knew its device (replayed). */
 #define SXCM_OPT_TOS		(1u << 0)
 #define SXCM_OPT_REUSEADDR	(1u << 1)
@@ -213,6 +237,24 @@ struct sxcm_id {
 	struct ibv_pd *ep_pd;
 	struct ibv_sa_path_rec path;
 	unsigned int opts_set;		/* SXCM_OPT_* */
+	/*
+	 * Between hosts (link.c): the link, the module's CM id, and the
+	 * path.  A listener's ids, one per link it listens on, are in
+	 * @lsn.  @cookie names the id in the module's events.
+	 */
+	struct sxcm_link *link;
+	bool has_handle;
+	uint32_t cm_handle;
+	uint64_t cookie;
+	struct {
+		struct sxcm_link *link;
+		uint32_t handle;
+	} lsn[SXCM_MAX_LINKS];
+	int nlsn;
+	uint8_t sgid_index;
+	union ibv_gid sgid, dgid;
+	uint8_t mtu, hop_limit, traffic_class;
+	uint32_t flow_label;
 	/*
 	 * The system library's id: all of a proxy (SXCM_SYSTEM), or a
 	 * wildcard listener's other half (SXCM_LISTEN).
@@ -258,6 +300,7 @@ static inline struct sxcm_channel *to_chan(struct rdma_event_channel *ch)
 int sxcm_errno(int err);
 struct ibv_context *sxcm_device(void);
 void sxcm_forget_device(void);
+const struct ibv_device_attr *sxcm_dev_attr(const struct sxcm_id *id);
 struct ibv_pd *sxcm_default_pd(void);
 struct sxcm_id *sxcm_id_new(struct sxcm_channel *chan, void *context,
 			    enum rdma_port_space ps, enum ibv_qp_type qpt);
@@ -319,6 +362,25 @@ void *sxcm_sys_fn(const char *name, _Atomic(void *) *cache);
 		sxcm_r_ = sxcm_fn_(__VA_ARGS__) ? (errno ? -errno : -EIO) : 0; \
 	sxcm_sys_mirror(s); \
 	sxcm_r_; })
+
+/* link.c, linkev.c: ids between hosts, through a link's CM */
+int sxcm_link_bind(struct sxcm_id *s);
+void sxcm_link_unbind(struct sxcm_id *s);
+int sxcm_link_resolve(struct sxcm_id *s, const struct sockaddr *dst);
+int sxcm_link_listen(struct sxcm_id *s, int backlog);
+void sxcm_link_free_id(struct sxcm_id *s);
+void sxcm_links_forget(void);
+int sxcm_link_send(struct sxcm_id *s, uint16_t msg, uint16_t reason,
+		   const void *pdata, uint16_t len,
+		   const struct sxrc_cm_conn *conn);
+int sxcm_link_connect(struct sxcm_id *s, struct rdma_conn_param *p);
+int sxcm_link_accept(struct sxcm_id *s, struct rdma_conn_param *p);
+int sxcm_link_reject(struct sxcm_id *s, const void *pdata, uint8_t len,
+		     uint16_t reason);
+void sxcm_link_ah(const struct sxcm_id *s, struct ibv_ah_attr *ah);
+void sxcm_link_passive(struct sxcm_id *s, struct sxcm_link *l,
+		       const struct sxrc_cm_conn *c);
+void sxcm_link_pump(struct sxcm_link *l);
 
 /* rendezvous.c: rendezvous sockets, messages, the progress thread */
 int sxcm_watch_add(struct sxcm_watch *w, int fd);

@@ -8,6 +8,7 @@
 #define SOFTXRC_PRIVATE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <infiniband/verbs.h>
 
@@ -20,5 +21,14 @@ bool softxrc_device_is_ours(const struct ibv_device *dev);
  * NULL where the system library is not loaded (or @path fails to).
  */
 void *softxrc_sys_dlopen(const char *path);
+
+/*
+ * Run one method of the softxrc ioctl ABI (uapi/rdma/softxrc-abi.h) on
+ * @ctx's device file, a softxrc context's (EOPNOTSUPP for another
+ * device's): 0, or the errno value the kernel returned (errno is set to
+ * it too).  The connection manager drives SXRC_OBJ_CM through it.
+ */
+int softxrc_invoke(struct ibv_context *ctx, uint16_t object, uint16_t method,
+		   const void *in, uint32_t in_len, void *out, uint32_t out_len);
 
 #endif /* SOFTXRC_PRIVATE_H */

@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 
 #include "sxu.h"
+#include "softxrc-private.h"
 
 /**
  * sxu_invoke - run one method of the softxrc ioctl ABI
@@ -52,4 +53,17 @@ int sxu_destroy_handle(int fd, uint16_t object, uint16_t method,
 
 	return sxu_invoke(fd, object, method, &in, sizeof(in),
 			   &out, sizeof(out));
+}
+
+/* sxu_invoke() for the drop-in librdmacm (softxrc-private.h). */
+SXU_EXPORT int softxrc_invoke(struct ibv_context *ctx, uint16_t object,
+			      uint16_t method, const void *in, uint32_t in_len,
+			      void *out, uint32_t out_len)
+{
+	if (!ctx || sxu_foreign(ctx)) {
+		errno = EOPNOTSUPP;
+		return EOPNOTSUPP;
+	}
+	return sxu_invoke(ctx->cmd_fd, object, method, in, in_len, out,
+			  out_len);
 }
