@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc selftest: rdma_cm between hosts through a link's CM
+ * (SXRC_OBJ_CM, user/cm/link.c).  One guest plays three hosts, each a
+ * network namespace of its own:
+ *
+ *   init ns: rdma_rxe's rxe3 on veth sxcl0 (10.78.1.1), Debian's
+ *            libraries (the kernel's rdma_cm)
+ *   sxcl-b:  softxrc link softxrc5 on sxcl1 (10.78.1.2), sxcl0's peer
+ *   sxcl-a:  softxrc link softxrc6 on sxcl2 (10.78.2.1)
+ *   sxcl-c:  softxrc link softxrc7 on sxcl3 (10.78.2.2), sxcl2's peer
+ *
+ * Debian's unmodified rping, ucmatose and udaddy connect softxrc with
+ * rdma_rxe, each side as server and as client, and softxrc with
+ * softxrc; the links' counters show that they carried the CM.  Skipped
+ * where rdma_rxe cannot be loaded (the debug kernel) or the module has
+ * no CM.
+ */
+#include <limits.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "sxrc_test.h"
+
+#define CL_RXE		"rxe3"
+#define CL_RXE_ADDR	"10.78.1.1"
+#define CL_B_ADDR	"10.78.1.2"
+#define CL_A_ADDR	"10.78.2.1"
+#define CL_C_ADDR	"10.78.2.2"
+#define CL_B_LINK	"softxrc5"
+#define CL_A_LINK	"softxrc6"
+#define CL_C_LINK	"softxrc7"
+#define CL_SYSFS(l)	"/sys/class/misc/" l "/counters/"
+
+/* Modules this test loads, unloaded again in this order when it ends. */
+static const char *const cl_modules[] = {
+	"rdma_ucm", "rdma_cm", "iw_cm", "ib_cm", "rdma_rxe", "ib_uverbs",
+};
+#define CL_NMODULES	ARRAY_SIZE(cl_modules)
+
+static bool cl_not_loaded[CL_NMODULES];
+static pid_t cl_harness;
+
+__attribute__((constructor)) static void cl_note_modules(void)
+{
+	char path[64];
+
+	cl_harness = getpid();
+	for (size_t i = 0; i < CL_NMODULES; i++) {
+		snprintf(path, sizeof(path), "/sys/module/%s", cl_modules[i]);
+		cl_not_loaded[i] = access(path, F_OK) != 0;
+	}
+}
+
+/* The three namespaces, their veths, links and rxe3 go. */
+static void cl_topology_gone(void)
+{
+	if (system("for n in b:" CL_B_LINK " a:" CL_A_LINK " c:" CL_C_LINK
+		   "; do ip netns exec sxcl-${n%%:*} build/bin/softxrc link "
+		   "del ${n#*:} 2>/dev/null; done; "
+		   "rdma link del " CL_RXE " 2>/dev/null; "
+		   "ip link del sxcl0 2>/dev/null; "
+		   "ip netns del sxcl-a 2>/dev/null; "
+		   "ip netns del sxcl-b 2>/dev/null; "
+		   "ip netns del sxcl-c 2>/dev/null; true"))
+		fprintf(stderr, "could not take the topology down\n");
+}
+
+__attribute__((destructor)) static void cl_teardown(void)
+{
+	char cmd[160];
+
+	if (getpid() != cl_harness)
+		return;
+	cl_topology_gone();
+	for (size_t i = 0; i < CL_NMODULES; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/sys/module/%s/initstate",
+			 cl_modules[i]);
+		if (!cl_not_loaded[i] || access(path, F_OK))
+			continue;
+		snprintf(cmd, sizeof(cmd),
+			 "for i in $(seq 50); do rmmod %s 2>/dev/null && exit 0; "
+			 "sleep 0.1; done; exit 1", cl_modules[i]);
+		if (system(cmd))
+			fprintf(stderr, "could not unload %s\n", cl_modules[i]);
+	}
+}
+
+/* Is rxe3's port ACTIVE with an IPv4 GID? */
+static bool cl_rxe_ready(void)
+{
+	char state[64] = "", path[96], buf[64];
+
+	sxrc_read_str("/sys/class/infiniband/" CL_RXE "/ports/1/state", state,
+		      sizeof(state));
+	if (!strstr(state, "ACTIVE"))
+		return false;
+	for (int i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path),
+			 "/sys/class/infiniband/" CL_RXE "/ports/1/gids/%d", i);
+		if (!sxrc_read_str(path, buf, sizeof(buf)) &&
+		    !strncmp(buf, "0000:0000:0000:0000:0000:ffff:", 30))
+			return true;
+	}
+	return false;
+}
+
+/* A netns @ns holding @dev with @addr/24, up, and a link @link on it. */
+#define CL_NS_LINK(ns, dev, addr, link)					\
+	"ip link set " dev " netns " ns " && "				\
+	"ip -n " ns " addr add " addr "/24 dev " dev " && "		\
+	"ip -n " ns " link set " dev " up && "				\
+	"ip -n " ns " link set lo up && "				\
+	"ip netns exec " ns " build/bin/softxrc link add " link		\
+	" netdev " dev " && "
+
+/* The topology above: 0, 1 to skip, -1. */
+static int cl_setup(struct __test_metadata *_metadata)
+{
+	if (access(SXRC_DEV, F_OK))
+		return 1;
+	if (system("modprobe -n rdma_rxe 2>/dev/null"))
+		return 1;
+	if (!access("/var/run/netns/sxcl-a", F_OK) && cl_rxe_ready())
+		return 0;
+	if (system("modprobe -a veth crc32_generic ib_uverbs rdma_rxe rdma_ucm 2>/dev/null"))
+		return 1;
+	cl_topology_gone();
+	if (system("ip link set lo up && "
+		   "ip netns add sxcl-a && ip netns add sxcl-b && "
+		   "ip netns add sxcl-c && "
+		   "ip link add sxcl0 type veth peer name sxcl1 && "
+		   "ip link add sxcl2 type veth peer name sxcl3 && "
+		   "ip addr add " CL_RXE_ADDR "/24 dev sxcl0 && "
+		   "ip link set sxcl0 up && "
+		   CL_NS_LINK("sxcl-b", "sxcl1", CL_B_ADDR, CL_B_LINK)
+		   CL_NS_LINK("sxcl-a", "sxcl2", CL_A_ADDR, CL_A_LINK)
+		   CL_NS_LINK("sxcl-c", "sxcl3", CL_C_ADDR, CL_C_LINK)
+		   "rdma link add " CL_RXE " type rxe netdev sxcl0")) {
+		TH_LOG("could not set up the namespaces, links and %s", CL_RXE);
+		return -1;
+	}
+	for (int i = 0; i < 100; i++) {
+		if (cl_rxe_ready())
+			return 0;
+		usleep(100 * 1000);
+	}
+	TH_LOG("%s: port not ACTIVE with an IPv4 GID", CL_RXE);
+	return -1;
+}
+
+FIXTURE(link) {
+	bool skipped;	/* 6.1's harness runs the body after a SKIP() */
+};
+
+FIXTURE_SETUP(link)
+{
+	int ret;
+
+	self->skipped = true;
+	ret = cl_setup(_metadata);
+	if (ret > 0)
+		SKIP(return, "softxrc or rdma_rxe is not there");
+	ASSERT_EQ(0, ret);
+	self->skipped = false;
+}
+
+FIXTURE_TEARDOWN(link)
+{
+}
+
+/* The drop-in libraries: build/lib beside this program's directory. */
+static const char *cl_libdir(void)
+{
+	static char dir[PATH_MAX];
+	char exe[PATH_MAX], up[PATH_MAX + 8];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return "build/lib";
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(up, sizeof(up), "%s/../lib", exe);
+	return realpath(up, dir) ? dir : "build/lib";
+}
+
+/*
+ * How a command runs on each "host": rxe in the initial namespace with
+ * Debian's libraries, softxrc in its namespace with the drop-ins.
+ */
+enum cl_host { CL_RXE_HOST, CL_B, CL_A, CL_C };
+
+static void cl_prefix(char *buf, size_t size, enum cl_host h)
+{
+	static const char *const ns[] = { NULL, "sxcl-b", "sxcl-a", "sxcl-c" };
+
+	if (h == CL_RXE_HOST)
+		snprintf(buf, size, "env -u LD_LIBRARY_PATH");
+	else
+		snprintf(buf, size, "ip netns exec %s env LD_LIBRARY_PATH=%s",
+			 ns[h], cl_libdir());
+}
+
+static int cl_next_port(void)
+{
+	static int port;
+
+	if (!port)
+		port = 24000 + getpid() % 4000;
+	return ++port;
+}
+
+/*
+ * @srv on @sh and @cli on @ch (each with "%d" for the port): 0, or what
+ * failed (logged).  A client that fails while the server still runs is
+ * tried again: the server may not listen yet.
+ */
+static int cl_pair(enum cl_host sh, const char *srv, enum cl_host ch,
+		   const char *cli)
+{
+	char cmd[4096], s[1024], c[1024], sp[512], cp[512], *out = NULL;
+	int port = cl_next_port(), ret;
+
+	cl_prefix(sp, sizeof(sp), sh);
+	cl_prefix(cp, sizeof(cp), ch);
+	snprintf(s, sizeof(s), srv, port);
+	snprintf(c, sizeof(c), cli, port);
+	snprintf(cmd, sizeof(cmd),
+		 "%s %s >/tmp/sxcl-srv-%d.log 2>&1 & s=$!; "
+		 "for d in 0.5 1 2 4; do sleep $d; "
+		 "%s %s >/tmp/sxcl-cli-%d.log 2>&1; c=$?; [ $c = 0 ] && break; "
+		 "kill -0 $s 2>/dev/null || break; done; "
+		 "[ $c = 0 ] || kill $s 2>/dev/null; "
+		 "for i in $(seq 100); do kill -0 $s 2>/dev/null || break; sleep 0.1; done; "
+		 "kill $s 2>/dev/null; wait $s; r=$?; "
+		 "[ $c = 0 ] && [ $r = 0 ] || { echo \"server exit $r, client exit $c\"; "
+		 "tail -n 25 /tmp/sxcl-srv-%d.log /tmp/sxcl-cli-%d.log; exit 1; }",
+		 sp, s, port, cp, c, port, port, port);
+	ret = sxrc_run(cmd, 120, 1 << 16, &out);
+	if (ret)
+		sxrc_tail(out, 60);
+	free(out);
+	return ret;
+}
+
+static long cl_cm_tx(const char *sysfs)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%swire_cm_tx", sysfs);
+	return sxrc_read_long(path, 10);
+}
+
+/* Server on @sh at @srv_addr, client on @ch: rping, 3 verified pings. */
+static int cl_rping(enum cl_host sh, const char *srv_addr, enum cl_host ch)
+{
+	char srv[256], cli[256];
+
+	snprintf(srv, sizeof(srv), "rping -s -v -V -C 3 -a %s -p %%d", srv_addr);
+	snprintf(cli, sizeof(cli), "rping -c -v -V -C 3 -a %s -p %%d", srv_addr);
+	return cl_pair(sh, srv, ch, cli);
+}
+
+static int cl_ucmatose(enum cl_host sh, const char *srv_addr, enum cl_host ch)
+{
+	char srv[256], cli[256];
+
+	snprintf(srv, sizeof(srv), "ucmatose -b %s -p %%d -C 10", srv_addr);
+	snprintf(cli, sizeof(cli), "ucmatose -s %s -p %%d -C 10", srv_addr);
+	return cl_pair(sh, srv, ch, cli);
+}
+
+static int cl_udaddy(enum cl_host sh, const char *srv_addr, enum cl_host ch)
+{
+	char srv[256], cli[256];
+
+	snprintf(srv, sizeof(srv), "udaddy -b %s -p %%d -C 10", srv_addr);
+	snprintf(cli, sizeof(cli), "udaddy -s %s -p %%d -C 10", srv_addr);
+	return cl_pair(sh, srv, ch, cli);
+}
+
+/* Does the module have a CM (the library then speaks it)? */
+static bool cl_have_cm(void)
+{
+	char cmd[512], *out = NULL;
+	bool ok;
+
+	snprintf(cmd, sizeof(cmd),
+		 "ip netns exec sxcl-b env LD_LIBRARY_PATH=%s "
+		 "rping -c -C 1 -a " CL_RXE_ADDR " -p 1 2>&1", cl_libdir());
+	sxrc_run(cmd, 30, 1 << 14, &out);
+	/* No CM: the address is no link's, and no host-local one either. */
+	ok = out && !strstr(out, "RDMA_CM_EVENT_ADDR_ERROR");
+	free(out);
+	return ok;
+}
+
+#define CL_PROG(prog)							\
+	do {								\
+		if (self->skipped)					\
+			return;						\
+		if (!sxrc_have(prog))					\
+			SKIP(return, prog " is not installed");		\
+		if (!cl_have_cm())					\
+			SKIP(return, "the module has no CM");		\
+	} while (0)
+
+/* softxrc (sxcl-b) with rdma_rxe's rdma_cm (rxe3), each as server. */
+TEST_F_TIMEOUT(link, rping_rxe, 300)
+{
+	long tx0;
+
+	CL_PROG("rping");
+	tx0 = cl_cm_tx(CL_SYSFS(CL_B_LINK));
+	EXPECT_EQ(0, cl_rping(CL_RXE_HOST, CL_RXE_ADDR, CL_B));
+	EXPECT_EQ(0, cl_rping(CL_B, CL_B_ADDR, CL_RXE_HOST));
+	/* REQ + RTU + DREQ one way, REP + DREQ the other, at least. */
+	EXPECT_LE(tx0 + 4, cl_cm_tx(CL_SYSFS(CL_B_LINK)));
+}
+
+TEST_F_TIMEOUT(link, ucmatose_rxe, 300)
+{
+	long tx0;
+
+	CL_PROG("ucmatose");
+	tx0 = cl_cm_tx(CL_SYSFS(CL_B_LINK));
+	EXPECT_EQ(0, cl_ucmatose(CL_RXE_HOST, CL_RXE_ADDR, CL_B));
+	EXPECT_EQ(0, cl_ucmatose(CL_B, CL_B_ADDR, CL_RXE_HOST));
+	EXPECT_LE(tx0 + 4, cl_cm_tx(CL_SYSFS(CL_B_LINK)));
+}
+
+TEST_F_TIMEOUT(link, udaddy_rxe, 300)
+{
+	long tx0;
+
+	CL_PROG("udaddy");
+	tx0 = cl_cm_tx(CL_SYSFS(CL_B_LINK));
+	EXPECT_EQ(0, cl_udaddy(CL_RXE_HOST, CL_RXE_ADDR, CL_B));
+	EXPECT_EQ(0, cl_udaddy(CL_B, CL_B_ADDR, CL_RXE_HOST));
+	/* A SIDR_REQ one way, a SIDR_REP the other. */
+	EXPECT_LE(tx0 + 2, cl_cm_tx(CL_SYSFS(CL_B_LINK)));
+}
+
+/* softxrc with softxrc: sxcl-a and sxcl-c, each as server. */
+TEST_F_TIMEOUT(link, rping_softxrc, 300)
+{
+	long a0, c0;
+
+	CL_PROG("rping");
+	a0 = cl_cm_tx(CL_SYSFS(CL_A_LINK));
+	c0 = cl_cm_tx(CL_SYSFS(CL_C_LINK));
+	EXPECT_EQ(0, cl_rping(CL_A, CL_A_ADDR, CL_C));
+	EXPECT_EQ(0, cl_rping(CL_C, CL_C_ADDR, CL_A));
+	EXPECT_LE(a0 + 4, cl_cm_tx(CL_SYSFS(CL_A_LINK)));
+	EXPECT_LE(c0 + 4, cl_cm_tx(CL_SYSFS(CL_C_LINK)));
+}
+
+TEST_F_TIMEOUT(link, ucmatose_softxrc, 300)
+{
+	CL_PROG("ucmatose");
+	EXPECT_EQ(0, cl_ucmatose(CL_A, CL_A_ADDR, CL_C));
+	EXPECT_EQ(0, cl_ucmatose(CL_C, CL_C_ADDR, CL_A));
+}
+
+TEST_F_TIMEOUT(link, udaddy_softxrc, 300)
+{
+	CL_PROG("udaddy");
+	EXPECT_EQ(0, cl_udaddy(CL_A, CL_A_ADDR, CL_C));
+	EXPECT_EQ(0, cl_udaddy(CL_C, CL_C_ADDR, CL_A));
+}
+
+/* Nobody listens on a softxrc host: REJECTED, status 8, at once. */
+TEST_F_TIMEOUT(link, no_listener, 120)
+{
+	char cmd[512], *out = NULL;
+
+	CL_PROG("rping");
+	cl_prefix(cmd, sizeof(cmd), CL_A);
+	strcat(cmd, " rping -c -v -C 1 -a " CL_C_ADDR " -p 7471 2>&1");
+	EXPECT_NE(0, sxrc_run(cmd, 60, 1 << 16, &out));
+	ASSERT_NE(NULL, out);
+	EXPECT_NE(NULL, strstr(out, "RDMA_CM_EVENT_REJECTED, error 8")) {
+		sxrc_tail(out, 20);
+	}
+	free(out);
+}
+
+TEST_HARNESS_MAIN
