@@ -83,7 +83,7 @@ dev_up() {
 	DEV_KIND=$1 DEV="" DEV_GID="" DEV_WHY=""
 	case "$1" in
 	rxe)
-		modprobe -a crc32_generic ib_uverbs rdma_rxe ||
+		modprobe -a crc32_generic ib_uverbs rdma_rxe rdma_ucm ||
 			{ DEV_WHY="cannot load rdma_rxe"; return 1; }
 		rdma link add rxe0 type rxe netdev "$2" ||
 			{ DEV_WHY="rdma link add rxe0 failed"; return 1; }
