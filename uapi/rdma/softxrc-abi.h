@@ -1122,7 +1122,7 @@ enum sxrc_cm_method {
  * @channel_fd: a CM channel of this device (EINVAL otherwise)
  * @reserved: zero
  *
- * Output: struct sxrc_handle_in, the new id's handle.
+ * Output: struct sxrc_handle_out, the new id's handle.
  */
 struct sxrc_cm_create_id_in {
 	__aligned_u64 user_cookie;
