@@ -569,10 +569,21 @@ TEST_F(cm, refused)
 	EXPECT_EQ(0, cm_destroy(self->fa, lis));
 }
 
+/* netem on both ends of the pair: @spec, or the pair's own. */
+static int cm_netem(const char *spec)
+{
+	if (!spec)
+		spec = ws_netem();
+	return sxrc_sh("tc qdisc change dev " WS_IF_A " root netem %s && "
+		       "tc -n " WS_NS " qdisc change dev " WS_IF_B
+		       " root netem %s", spec, spec);
+}
+
 /*
  * A context that closes ends what its ids had: a connection with a
  * DREQ, a REQ it did not answer with a REJ 28, a REQ it sent with a
- * REJ 1 (timeout).
+ * REJ 1 (timeout).  Each is sent once, as Linux's ib_cm does on
+ * destroy, so netem's losses are off while they go.
  */
 TEST_F_TIMEOUT(cm, close_live, WS_SECS)
 {
@@ -581,6 +592,7 @@ TEST_F_TIMEOUT(cm, close_live, WS_SECS)
 	long lis, idc, idb, lisc;
 	int fc, cc;
 
+	ASSERT_EQ(0, cm_netem("delay 1ms"));
 	lis = cm_id(self->fb, self->cb, 20);
 	ASSERT_EQ(0, cm_listen(self->fb, lis, CM_SID | 20, 4));
 
@@ -647,6 +659,7 @@ TEST_F_TIMEOUT(cm, close_live, WS_SECS)
 	EXPECT_EQ(SXRC_CM_REJ_CONSUMER_DEFINED, ev.reason);
 	EXPECT_EQ(0, cm_destroy(self->fa, idc));
 	EXPECT_EQ(0, cm_destroy(self->fb, lis));
+	EXPECT_EQ(0, cm_netem(NULL));
 	/* Every id of the closed contexts went with them. */
 	EXPECT_EQ(0, sxrc_read_long("/sys/class/misc/" WS_DEV_A
 				    "/objects/cm_id", 10));
