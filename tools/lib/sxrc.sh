@@ -13,6 +13,7 @@
 # Nothing here exits the caller or changes its shell options; every
 # helper is safe under "set -eu".
 #
+#   script_help SCRIPT    SCRIPT's header comment: its usage text
 #   kernels               the installed kernels softxrc is built and
 #                         tested against (tools/kver --all, tools/check)
 #   median [-f FMT]       the median of numbers
@@ -20,6 +21,13 @@
 #   dev_up KIND IF, dev_down KIND, dev_env CMD..., dev_gid_index
 #                         a guest's RoCE device on its vm-pair link
 #                         (tools/guest/check-wire, bench/guest/bench-wire)
+
+# script_help SCRIPT: the comment at the top of SCRIPT, from the line
+# after its SPDX line to the first line that is not a comment, without
+# the "# " (each script's usage(), make help).
+script_help() {
+	awk 'NR > 2 { if (!/^#/) exit; sub(/^# ?/, ""); print }' "$1"
+}
 
 # kernels: every kernel with both /boot/vmlinuz-V and /lib/modules/V/build,
 # one a line, oldest first.
@@ -75,7 +83,7 @@ dev_up() {
 	DEV_KIND=$1 DEV="" DEV_GID="" DEV_WHY=""
 	case "$1" in
 	rxe)
-		modprobe -a crc32_generic ib_uverbs rdma_rxe ||
+		modprobe -a crc32_generic ib_uverbs rdma_rxe rdma_ucm ||
 			{ DEV_WHY="cannot load rdma_rxe"; return 1; }
 		rdma link add rxe0 type rxe netdev "$2" ||
 			{ DEV_WHY="rdma link add rxe0 failed"; return 1; }
