@@ -233,13 +233,16 @@ static int cl_pair(enum cl_host sh, const char *srv, enum cl_host ch,
 	snprintf(cmd, sizeof(cmd),
 		 "%s %s >/tmp/sxcl-srv-%d.log 2>&1 & s=$!; "
 		 "for d in 0.5 1 2 4; do sleep $d; "
-		 "%s %s >/tmp/sxcl-cli-%d.log 2>&1; c=$?; [ $c = 0 ] && break; "
+		 "%s %s >/tmp/sxcl-cli-%d.$d.log 2>&1; c=$?; [ $c = 0 ] && break; "
 		 "kill -0 $s 2>/dev/null || break; done; "
 		 "[ $c = 0 ] || kill $s 2>/dev/null; "
 		 "for i in $(seq 100); do kill -0 $s 2>/dev/null || break; sleep 0.1; done; "
 		 "kill $s 2>/dev/null; wait $s; r=$?; "
 		 "[ $c = 0 ] && [ $r = 0 ] || { echo \"server exit $r, client exit $c\"; "
-		 "tail -n 25 /tmp/sxcl-srv-%d.log /tmp/sxcl-cli-%d.log; exit 1; }",
+		 "tail -n 25 /tmp/sxcl-srv-%d.log /tmp/sxcl-cli-%d.*.log; "
+		 "grep -H . /sys/class/misc/softxrc*/counters/wire_* 2>/dev/null | "
+		 "grep -v ':0$'; grep -H . /sys/class/infiniband/rxe*/ports/1/hw_counters/* "
+		 "2>/dev/null | grep -v ':0$'; dmesg | tail -n 20; exit 1; }",
 		 sp, s, port, cp, c, port, port, port);
 	ret = sxrc_run(cmd, 120, 1 << 16, &out);
 	if (ret)
