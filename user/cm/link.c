@@ -385,9 +385,8 @@ void sxcm_link_free_id(struct sxcm_id *s)
 }
 
 /*
- * One message on @s's connection.  The first REQ to a peer may find its
- * neighbour unresolved (EAGAIN): the call waits for it, as
- * rdma_resolve_addr() would have.
+ * One message on @s's connection.  EAGAIN means the module has no free
+ * comm ID yet (the IP layer resolves neighbours itself): wait a little.
  */
 int sxcm_link_send(struct sxcm_id *s, uint16_t msg, uint16_t reason,
 		   const void *pdata, uint16_t len,
@@ -406,6 +405,7 @@ int sxcm_link_send(struct sxcm_id *s, uint16_t msg, uint16_t reason,
 		return -ENOTCONN;
 	if (conn)
 		in.conn = *conn;
+	/* Without an id's QP, the module takes conn.qpn (qp_handle 0). */
 	if ((msg == SXRC_CM_MSG_REQ || msg == SXRC_CM_MSG_REP ||
 	     msg == SXRC_CM_MSG_SIDR_REP) && s->id.qp)
 		in.qp_handle = s->id.qp->handle;
@@ -450,9 +450,9 @@ int sxcm_link_connect(struct sxcm_id *s, struct rdma_conn_param *p)
 	uint16_t len = SXCM_CMA_HDR;
 	int ret;
 
-	/* The module names QPs by handle: one made through the id. */
+	/* The id's QP, or conn_param.qp_num's (conn.c checked one is). */
 	if (!s->id.qp)
-		return -EOPNOTSUPP;
+		c.qpn = s->qp_num;
 	if (!s->has_handle) {
 		ret = sxcm_link_new_handle(s->link, s->cookie, &s->cm_handle);
 		if (ret)
@@ -506,9 +506,9 @@ int sxcm_link_accept(struct sxcm_id *s, struct rdma_conn_param *p)
 	struct sxrc_cm_conn c = { 0 };
 	int ret;
 
-	if (!s->id.qp)
-		return -EOPNOTSUPP;
-	c.qpn = s->id.qp->qp_num;
+	if (!s->id.qp && (!p || !p->qp_num))
+		return -EINVAL;
+	c.qpn = s->id.qp ? s->id.qp->qp_num : p->qp_num;
 	if (s->id.qp_type == IBV_QPT_UD) {
 		c.qkey = RDMA_UDP_QKEY;
 		ret = sxcm_link_send(s, SXRC_CM_MSG_SIDR_REP, 0,
