@@ -225,7 +225,6 @@ static void sxrc_dev_free(struct kref *ref)
 	xa_destroy(&dev->mrs);
 	xa_destroy(&dev->qps);
 	xa_destroy(&dev->srqs);
-	sxrc_cm_free(dev);
 	/* Data path readers may still be looking at it. */
 	kfree_rcu(dev, rcu);
 }
@@ -324,7 +323,6 @@ err_link:
 	if (ndev) {
 		sxrc_link_release(dev);
 		sxrc_wire_stop(dev);
-		sxrc_cm_free(dev);
 	}
 	kfree(dev);
 	return ERR_PTR(ret);
