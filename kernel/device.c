@@ -32,6 +32,9 @@ int sxrc_ctx_query(struct sxrc_call *call)
 	out->abi_version = SXRC_ABI_VERSION;
 	out->dev_index = call->ctx->dev->index;
 	out->features = SXRC_FEATURES_ALL;
+	/* Connection management is a link's. */
+	if (!call->ctx->dev->wire_cm)
+		out->features &= ~SXRC_FEATURE_CM;
 	out->num_ports = 1;
 	out->num_comp_vectors = 1;
 	return 0;
@@ -339,6 +342,14 @@ static ssize_t srq_show(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(srq);
 
+static ssize_t cm_id_show(struct device *d, struct device_attribute *attr,
+			  char *buf)
+{
+	return sxrc_show_count(d, buf,
+			       &to_sxrc_dev(d)->nobj[SXRC_TYPE_CM_ID]);
+}
+static DEVICE_ATTR_RO(cm_id);
+
 static ssize_t mr_pages_show(struct device *d, struct device_attribute *attr,
 			     char *buf)
 {
@@ -362,6 +373,7 @@ static struct attribute *sxrc_obj_attrs[] = {
 	&dev_attr_cq.attr,
 	&dev_attr_qp.attr,
 	&dev_attr_srq.attr,
+	&dev_attr_cm_id.attr,
 	&dev_attr_mr_pages.attr,
 	&dev_attr_mr_runs.attr,
 	NULL,
@@ -452,6 +464,8 @@ SXRC_WIRE_COUNTER(wire_qps, SXRC_WIRE_QPS);
 SXRC_WIRE_COUNTER(wire_cm_rx, SXRC_WIRE_CM_RX);
 SXRC_WIRE_COUNTER(wire_cm_tx, SXRC_WIRE_CM_TX);
 SXRC_WIRE_COUNTER(wire_cm_dropped, SXRC_WIRE_CM_DROPPED);
+SXRC_WIRE_COUNTER(wire_cm_retries, SXRC_WIRE_CM_RETRIES);
+SXRC_WIRE_COUNTER(wire_cm_timeouts, SXRC_WIRE_CM_TIMEOUTS);
 
 static struct attribute *sxrc_counter_attrs[] = {
 	&dev_attr_wire_tx_packets.attr.attr,
@@ -464,6 +478,8 @@ static struct attribute *sxrc_counter_attrs[] = {
 	&dev_attr_wire_cm_rx.attr.attr,
 	&dev_attr_wire_cm_tx.attr.attr,
 	&dev_attr_wire_cm_dropped.attr.attr,
+	&dev_attr_wire_cm_retries.attr.attr,
+	&dev_attr_wire_cm_timeouts.attr.attr,
 	&dev_attr_send_wqes.attr.attr,
 	&dev_attr_send_bytes.attr.attr,
 	&dev_attr_recv_wqes.attr.attr,

@@ -90,6 +90,9 @@ static_assert(SXRC_SIZE_OK(struct sxrc_open_qp_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_open_xrcd_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_xrc_qp_in));
 static_assert(SXRC_SIZE_OK(struct sxrc_xrc_modify_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_cm_create_id_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_cm_listen_in));
+static_assert(SXRC_SIZE_OK(struct sxrc_cm_send_in));
 /* The layout itself is checked in the uapi header, by every build. */
 
 static const struct sxrc_method sxrc_ctx_methods[] = {
@@ -227,6 +230,19 @@ static const struct sxrc_method sxrc_mw_methods[] = {
 	[SXRC_MW_DEALLOC] = SXRC_METHOD_DESTROY(SXRC_TYPE_MW),
 };
 
+static const struct sxrc_method sxrc_cm_methods[] = {
+	[SXRC_CM_CHANNEL_CREATE] = SXRC_METHOD_OUT(sxrc_cm_channel_create,
+						   struct sxrc_channel_out),
+	[SXRC_CM_CREATE_ID] = SXRC_METHOD(sxrc_cm_create_id,
+					  struct sxrc_cm_create_id_in,
+					  struct sxrc_handle_out),
+	[SXRC_CM_DESTROY_ID] = SXRC_METHOD_IN(sxrc_cm_destroy_id,
+					      struct sxrc_handle_in),
+	[SXRC_CM_LISTEN] = SXRC_METHOD_IN(sxrc_cm_listen,
+					  struct sxrc_cm_listen_in),
+	[SXRC_CM_SEND] = SXRC_METHOD_IN(sxrc_cm_send, struct sxrc_cm_send_in),
+};
+
 static const struct {
 	const struct sxrc_method *methods;
 	unsigned int count;
@@ -244,6 +260,7 @@ static const struct {
 	[SXRC_OBJ_AH] = { sxrc_ah_methods, ARRAY_SIZE(sxrc_ah_methods) },
 	[SXRC_OBJ_XRCD] = { sxrc_xrcd_methods, ARRAY_SIZE(sxrc_xrcd_methods) },
 	[SXRC_OBJ_MW] = { sxrc_mw_methods, ARRAY_SIZE(sxrc_mw_methods) },
+	[SXRC_OBJ_CM] = { sxrc_cm_methods, ARRAY_SIZE(sxrc_cm_methods) },
 };
 
 static_assert(ARRAY_SIZE(sxrc_objects) == SXRC_OBJ_MAX);
@@ -288,6 +305,8 @@ static bool sxrc_method_teardown(u32 object, u32 method)
 		       method == SXRC_XRCD_UNREG_QP;
 	case SXRC_OBJ_MW:
 		return method == SXRC_MW_DEALLOC;
+	case SXRC_OBJ_CM:
+		return method == SXRC_CM_DESTROY_ID;
 	default:
 		return false;
 	}

@@ -225,6 +225,7 @@ static void sxrc_dev_free(struct kref *ref)
 	xa_destroy(&dev->mrs);
 	xa_destroy(&dev->qps);
 	xa_destroy(&dev->srqs);
+	sxrc_cm_free(dev);
 	/* Data path readers may still be looking at it. */
 	kfree_rcu(dev, rcu);
 }
@@ -323,6 +324,7 @@ err_link:
 	if (ndev) {
 		sxrc_link_release(dev);
 		sxrc_wire_stop(dev);
+		sxrc_cm_free(dev);
 	}
 	kfree(dev);
 	return ERR_PTR(ret);

@@ -35,6 +35,7 @@ SXRC_LIMIT(qp, 1U << 18, "queue pairs per device (256 processes x 1024)");
 SXRC_LIMIT(srq, 1U << 18, "shared receive queues per device");
 SXRC_LIMIT(ah, 1U << 20, "address handles per device");
 SXRC_LIMIT(mw, 1U << 20, "memory windows per device");
+SXRC_LIMIT(cm_id, 1U << 18, "connection manager ids per device");
 
 /*
  * Per-user limits: a quarter of each per-device default, so that one user
@@ -51,6 +52,7 @@ SXRC_LIMIT(qp_per_user, 1U << 16, "queue pairs" SXRC_PER_USER);
 SXRC_LIMIT(srq_per_user, 1U << 16, "shared receive queues" SXRC_PER_USER);
 SXRC_LIMIT(ah_per_user, 1U << 18, "address handles" SXRC_PER_USER);
 SXRC_LIMIT(mw_per_user, 1U << 18, "memory windows" SXRC_PER_USER);
+SXRC_LIMIT(cm_id_per_user, 1U << 16, "connection manager ids" SXRC_PER_USER);
 SXRC_LIMIT(xrcd_per_user, 1U << 14, "XRC domain opens" SXRC_PER_USER);
 
 /*
@@ -60,45 +62,51 @@ SXRC_LIMIT(xrcd_per_user, 1U << 14, "XRC domain opens" SXRC_PER_USER);
  * holds; a class without a parameter is bounded by the objects it names.
  */
 const struct sxrc_type_info sxrc_types[] = {
+	/* First: their REJ or DREQ leaves before anything they name goes. */
+	[SXRC_TYPE_CM_ID] = {
+		.name = "cm_id", .destroy_rank = 0,
+		.limit = &sxrc_max_cm_id, .cap = U32_MAX,
+		.user_limit = &sxrc_max_cm_id_per_user,
+	},
 	[SXRC_TYPE_QP] = {
-		.name = "qp", .destroy_rank = 0,
+		.name = "qp", .destroy_rank = 1,
 		.limit = &sxrc_max_qp, .cap = SXRC_QPN_MAX - 1,
 		.user_limit = &sxrc_max_qp_per_user,
 	},
 	[SXRC_TYPE_XRC_REG] = {
-		.name = "xrc_reg", .destroy_rank = 1, .cap = U32_MAX,
+		.name = "xrc_reg", .destroy_rank = 2, .cap = U32_MAX,
 	},
 	[SXRC_TYPE_SRQ] = {
-		.name = "srq", .destroy_rank = 2,
+		.name = "srq", .destroy_rank = 3,
 		.limit = &sxrc_max_srq, .cap = SXRC_QPN_MAX,
 		.user_limit = &sxrc_max_srq_per_user,
 	},
 	[SXRC_TYPE_CQ] = {
-		.name = "cq", .destroy_rank = 3,
+		.name = "cq", .destroy_rank = 4,
 		.limit = &sxrc_max_cq, .cap = U32_MAX,
 		.user_limit = &sxrc_max_cq_per_user,
 	},
 	[SXRC_TYPE_MW] = {
-		.name = "mw", .destroy_rank = 4,
+		.name = "mw", .destroy_rank = 5,
 		.limit = &sxrc_max_mw, .cap = SXRC_MR_INDEX_MAX,
 		.user_limit = &sxrc_max_mw_per_user,
 	},
 	[SXRC_TYPE_MR] = {
-		.name = "mr", .destroy_rank = 5,
+		.name = "mr", .destroy_rank = 6,
 		.limit = &sxrc_max_mr, .cap = SXRC_MR_INDEX_MAX,
 		.user_limit = &sxrc_max_mr_per_user,
 	},
 	[SXRC_TYPE_AH] = {
-		.name = "ah", .destroy_rank = 6,
+		.name = "ah", .destroy_rank = 7,
 		.limit = &sxrc_max_ah, .cap = U32_MAX,
 		.user_limit = &sxrc_max_ah_per_user,
 	},
 	[SXRC_TYPE_XRCD] = {
-		.name = "xrcd", .destroy_rank = 7, .cap = U32_MAX,
+		.name = "xrcd", .destroy_rank = 8, .cap = U32_MAX,
 		.user_limit = &sxrc_max_xrcd_per_user,
 	},
 	[SXRC_TYPE_PD] = {
-		.name = "pd", .destroy_rank = 8,
+		.name = "pd", .destroy_rank = 9,
 		.limit = &sxrc_max_pd, .cap = U32_MAX,
 		.user_limit = &sxrc_max_pd_per_user,
 	},

@@ -30,6 +30,7 @@ enum sxrc_obj_type {
 	SXRC_TYPE_XRCD,		/* a context's open of an XRC domain */
 	SXRC_TYPE_XRC_REG,	/* a context's registration with an XRC_RECV QP */
 	SXRC_TYPE_MW,
+	SXRC_TYPE_CM_ID,	/* a CM id of a link (cm.c) */
 	SXRC_NUM_TYPES,
 };
 
@@ -97,11 +98,17 @@ struct sxrc_stats {
  *	wire state now (made when a UD QP, or a connected QP whose peer is
  *	on another host, enters RTR, in its owner's context; never by a
  *	packet)
- * @SXRC_WIRE_CM_RX: MADs QP1 took (cm_mad.c): requests it answered
- * @SXRC_WIRE_CM_TX: answers QP1 sent
+ * @SXRC_WIRE_CM_RX: MADs QP1 took (cm_mad.c, cm.c): answered, or moved
+ *	a connection on
+ * @SXRC_WIRE_CM_TX: MADs QP1 sent: answers, requests, their resends
  * @SXRC_WIRE_CM_DROPPED: packets for QP1 dropped without any effect: not
- *	a CM MAD of a RoCEv2 host, or about a connection this host does not
- *	have (also counted in @SXRC_WIRE_RX_DROPPED)
+ *	a CM MAD of a RoCEv2 host, about a connection this host does not
+ *	have or in a state that does not take it, a REQ past a listener's
+ *	backlog (also counted in @SXRC_WIRE_RX_DROPPED)
+ * @SXRC_WIRE_CM_RETRIES: requests (REQ, REP, DREQ, SIDR_REQ) resent
+ *	because their answer did not come in time
+ * @SXRC_WIRE_CM_TIMEOUTS: requests given up after their last resend
+ *	(SXRC_CM_EVENT_TIMEOUT)
  * @SXRC_WIRE_NUM_STATS: how many
  */
 enum sxrc_wire_stat {
@@ -115,6 +122,8 @@ enum sxrc_wire_stat {
 	SXRC_WIRE_CM_RX,
 	SXRC_WIRE_CM_TX,
 	SXRC_WIRE_CM_DROPPED,
+	SXRC_WIRE_CM_RETRIES,
+	SXRC_WIRE_CM_TIMEOUTS,
 	SXRC_WIRE_NUM_STATS,
 };
 
@@ -199,9 +208,10 @@ struct sxrc_sqpoll {
  * @wire_rx: the link's receive worker
  * @wire_sock: the namespace's RoCEv2 UDP socket a link receives on
  * @wire_rs: the responder's scratch space, the receive worker's
- * @wire_cm: QP1, the communication manager's MADs (cm_mad.c): from
- *	sxrc_wire_start() to sxrc_wire_stop(), used by the receive worker
- *	alone
+ * @wire_cm: QP1 and the communication manager (cm.h): made by
+ *	sxrc_wire_start(), stops sending with sxrc_wire_stop(), freed with
+ *	the device (its ids are the contexts'); NULL on a device without a
+ *	link.  Its own mutex protects it
  * @wire_stats: a link's packet counters
  */
 struct sxrc_dev {

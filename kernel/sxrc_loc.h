@@ -151,6 +151,10 @@ void sxrc_qp_flush_locked(struct sxrc_qp *qp);
 void sxrc_qp_mark_error(struct sxrc_qp *qp);
 void sxrc_rq_flush(struct sxrc_qp *qp);
 
+/* cm.c, cm_mad.c: the communication manager of a link */
+void sxrc_cm_ctx_close(struct sxrc_ctx *ctx);
+void sxrc_cm_free(struct sxrc_dev *dev);
+
 /* mcast.c */
 void sxrc_mcast_detach_all(struct sxrc_qp *qp);
 

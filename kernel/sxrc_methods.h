@@ -64,6 +64,13 @@ int sxrc_xrcd_modify_qp(struct sxrc_call *call);
 int sxrc_xrcd_query_qp(struct sxrc_call *call);
 int sxrc_qp_open(struct sxrc_call *call);
 
+/* cm_ops.c, cm_chan.c: the communication manager of a link */
+int sxrc_cm_channel_create(struct sxrc_call *call);
+int sxrc_cm_create_id(struct sxrc_call *call);
+int sxrc_cm_destroy_id(struct sxrc_call *call);
+int sxrc_cm_listen(struct sxrc_call *call);
+int sxrc_cm_send(struct sxrc_call *call);
+
 /* srq.c */
 int sxrc_srq_create(struct sxrc_call *call);
 int sxrc_srq_destroy(struct sxrc_call *call);

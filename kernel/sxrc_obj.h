@@ -122,6 +122,8 @@ struct sxrc_obj {
  * @unlimited: the opener had CAP_SYS_RESOURCE: per-user limits are not
  *	enforced on the context (its objects still count), constant
  * @comm: command name of the opener, constant
+ * @cm_closed: the context is closing: a REQ makes no new CM id in it
+ *	(under the link's sxrc_cm_port.mutex)
  */
 struct sxrc_ctx {
 	struct kref ref;
@@ -144,6 +146,7 @@ struct sxrc_ctx {
 	struct sxrc_user *user;
 	bool unlimited;
 	char comm[TASK_COMM_LEN];
+	bool cm_closed;
 };
 
 struct sxrc_pd {

@@ -82,6 +82,7 @@ static int sxrc_release(struct inode *inode, struct file *file)
 	list_del(&ctx->dev_entry);
 	spin_unlock_bh(&dev->lock);
 
+	sxrc_cm_ctx_close(ctx);
 	sxrc_ctx_destroy_objects(ctx);
 	for (i = 0; i < ctx->nmembers; i++)
 		mmdrop(ctx->members[i]);

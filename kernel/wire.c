@@ -437,6 +437,7 @@ int sxrc_wire_start(struct sxrc_dev *dev)
 
 err_cm:
 	sxrc_cm_stop(dev);
+	sxrc_cm_free(dev);
 err_rs:
 	kfree(dev->wire_rs);
 	dev->wire_rs = NULL;

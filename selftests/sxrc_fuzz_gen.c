@@ -108,6 +108,16 @@ static void gen_mw_dealloc(struct fz *t, struct fctx *c, struct call *k)
 	gen_destroy(t, c, k, K_MW);
 }
 
+/* The CM's methods: a link's only (EOPNOTSUPP elsewhere); noise. */
+static void gen_cm(struct fz *t, struct fctx *c, struct call *k)
+{
+	uint64_t *in = (void *)t->in;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(struct sxrc_cm_send_in) / 8; i++)
+		in[i] = pct(&t->r, 50) ? sxrc_rnd64(&t->r) : sxrc_rnd(&t->r, 4);
+}
+
 static void gen_mw_alloc(struct fz *t, struct fctx *c, struct call *k)
 {
 	struct sxrc_alloc_mw_in *in = (void *)t->in;
@@ -842,6 +852,14 @@ static void done_srq(struct fz *t, struct fctx *c, struct call *k)
 #define FZ_SXRC_MW_ALLOC	SZ(sxrc_alloc_mw_in), SZ(sxrc_alloc_mw_out), \
 	4, gen_mw_alloc, done_mw_alloc
 #define FZ_SXRC_MW_DEALLOC	SZ(sxrc_handle_in), 0, 3, gen_mw_dealloc, NULL
+
+#define FZ_SXRC_CM_CHANNEL_CREATE	0, SZ(sxrc_channel_out), 1, gen_none, \
+	done_channel
+#define FZ_SXRC_CM_CREATE_ID	SZ(sxrc_cm_create_id_in), SZ(sxrc_handle_out), \
+	1, gen_cm, NULL
+#define FZ_SXRC_CM_DESTROY_ID	SZ(sxrc_handle_in), 0, 1, gen_cm, NULL
+#define FZ_SXRC_CM_LISTEN	SZ(sxrc_cm_listen_in), 0, 1, gen_cm, NULL
+#define FZ_SXRC_CM_SEND	SZ(sxrc_cm_send_in), 0, 1, gen_cm, NULL
 
 #define FZ_METHOD(o, m) M(o, m, FZ_##m),
 

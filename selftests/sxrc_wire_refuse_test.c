@@ -966,4 +966,137 @@ TEST_F_TIMEOUT(wire, cm_mads, 300)
 	EXPECT_TRUE(wf_mem_ok(_metadata, self));
 }
 
+/* A REQ from the peer for @sid: comm ID @cid, QP 0x4242, MTU 1024. */
+static struct wf_pkt wf_cm_req(uint8_t *mad, uint32_t cid, uint64_t sid)
+{
+	struct wf_pkt p = wf_mad(mad, 0x10, cid, 0);
+
+	put64(mad + 24 + 8, sid);
+	put32(mad + 24 + 32, 0x424204);	/* QPN, responder resources */
+	put16(mad + 24 + 48, 0xffff);		/* P_Key */
+	mad[24 + 50] = 3 << 4;			/* path MTU 1024 */
+	mad[24 + 51] = 2 << 4;			/* max CM retries */
+	return p;
+}
+
+/* A CM event within @ms: 0, or -1. */
+static int wf_cm_event(int ch, struct sxrc_cm_event *ev, int ms)
+{
+	struct pollfd p = { .fd = ch, .events = POLLIN };
+
+	if (poll(&p, 1, ms) != 1)
+		return -1;
+	return read(ch, ev, sizeof(*ev)) == sizeof(*ev) ? 0 : -1;
+}
+
+/*
+ * A link that listens, under hostile MADs: malformed REQs for its
+ * service ID, REQs past its backlog, messages with bogus comm IDs or in
+ * the wrong state are dropped and counted and change nothing; a repeated
+ * REQ gets one MRA; the application's id still ends with its REJ.
+ */
+TEST_F_TIMEOUT(wire, cm_listen_fuzz, 300)
+{
+	const uint64_t sid = 0x0000000001060abcULL;
+	struct sxrc_cm_create_id_in cin = {};
+	struct sxrc_channel_out cho = {};
+	struct sxrc_handle_out lis = {};
+	struct sxrc_cm_listen_in lin = { .service_id = sid, .backlog = 1 };
+	struct sxrc_cm_send_in rej = { .msg = SXRC_CM_MSG_REJ, .reason = 28 };
+	struct sxrc_handle_in din = {};
+	static uint8_t mads[24][300];
+	struct sxrc_cm_event ev;
+	int fd = self->ctx->cmd_fd;
+	long drop0 = wf_counter("wire_cm_dropped"), rx0;
+	struct wf_pkt g[24];
+	struct wf_mark mk;
+	unsigned int from, n = 0, i;
+	const uint8_t *m;
+	uint32_t ours, pid;
+
+	ASSERT_EQ(0, sxrc_call(fd, SXRC_OBJ_CM, SXRC_CM_CHANNEL_CREATE, NULL,
+			       0, &cho, sizeof(cho)));
+	cin.channel_fd = cho.fd;
+	ASSERT_EQ(0, sxrc_call(fd, SXRC_OBJ_CM, SXRC_CM_CREATE_ID, &cin,
+			       sizeof(cin), &lis, sizeof(lis)));
+	lin.handle = lis.handle;
+	ASSERT_EQ(0, sxrc_call(fd, SXRC_OBJ_CM, SXRC_CM_LISTEN, &lin,
+			       sizeof(lin), NULL, 0));
+
+	/* Malformed REQs for the service ID: no id, no event, no answer. */
+	g[n] = wf_cm_req(mads[n], 0, sid), n++;		/* comm ID 0 */
+	g[n] = wf_cm_req(mads[n], 0x51, sid), mads[n][24 + 50] = 0, n++;
+	g[n] = wf_cm_req(mads[n], 0x52, sid), mads[n][24 + 50] = 6 << 4, n++;
+	g[n] = wf_cm_req(mads[n], 0x53, sid), mads[n][24 + 43] = 2 << 1, n++;
+	g[n] = wf_cm_req(mads[n], 0x54, sid), mads[n][24 + 43] = 3 << 1, n++;
+	g[n] = wf_cm_req(mads[n], 0x55, sid), put16(mads[n] + 24 + 48, 0x1234),
+		n++;
+	g[n] = wf_cm_req(mads[n], 0x56, sid), mads[n][24 + 51] |= 5, n++;
+	from = self->net.ncap;
+	wf_mark(self, &mk);
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, wf_send(&self->net, &g[i]));
+	EXPECT_TRUE(wf_expect(_metadata, self, &mk, n));
+	EXPECT_EQ(0, wf_caps_to(&self->net, from, 1));
+	EXPECT_EQ(-1, wf_cm_event(cho.fd, &ev, 0));
+
+	/* A good one: an id and its event; repeated: one MRA. */
+	g[0] = wf_cm_req(mads[0], 0x1111, sid);
+	ASSERT_EQ(0, wf_send(&self->net, &g[0]));
+	ASSERT_EQ(0, wf_cm_event(cho.fd, &ev, 5000));
+	EXPECT_EQ(SXRC_CM_EVENT_REQ, ev.event);
+	EXPECT_EQ(0x4242, ev.conn.qpn);
+	EXPECT_EQ(sid, ev.conn.service_id);
+	EXPECT_EQ(0, memcmp(ev.conn.gid, self->peer_gid.raw, 16));
+	pid = ev.handle;
+	from = self->net.ncap;
+	rx0 = wf_counter("wire_cm_rx");
+	ASSERT_EQ(0, wf_send(&self->net, &g[0]));
+	m = wf_cm_answer(_metadata, self, from, 0x11);
+	ASSERT_NE(NULL, m);
+	ours = get32(m + 24);
+	EXPECT_NE(0, ours);
+	EXPECT_EQ(0x1111, get32(m + 28));
+	EXPECT_EQ(0, m[32] >> 6);			/* MRAs the REQ */
+	EXPECT_EQ(rx0 + 1, wf_counter("wire_cm_rx"));
+
+	/*
+	 * Past the backlog (1), a bogus peer comm ID, a message the state
+	 * does not take, another host's GID: dropped.
+	 */
+	n = 0;
+	g[n] = wf_cm_req(mads[n], 0x2222, sid), n++;	/* backlog full */
+	g[n] = wf_mad(mads[n], 0x13, 0x9999, ours), n++;	/* REP */
+	g[n] = wf_mad(mads[n], 0x14, 0x1111, ours), n++;	/* RTU */
+	g[n] = wf_mad(mads[n], 0x12, 0x9999, ours), n++;	/* REJ */
+	g[n] = wf_mad(mads[n], 0x16, 0x1111, ours), n++;	/* DREP */
+	g[n] = wf_mad(mads[n], 0x11, 0x1111, ours), n++;	/* MRA */
+	g[n] = wf_mad(mads[n], 0x18, ours, 0), n++;		/* SIDR_REP */
+	g[n] = wf_mad(mads[n], 0x15, 0x1111, ours), n++;	/* DREQ */
+	put32(mads[n - 1] + 24 + 8, 0x424200);
+	from = self->net.ncap;
+	wf_mark(self, &mk);
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, wf_send(&self->net, &g[i]));
+	EXPECT_TRUE(wf_expect(_metadata, self, &mk, n));
+	EXPECT_EQ(0, wf_caps_to(&self->net, from, 1));
+	EXPECT_EQ(-1, wf_cm_event(cho.fd, &ev, 0));
+	EXPECT_EQ(drop0 + 7 + (long)n, wf_counter("wire_cm_dropped"));
+
+	/* Nothing changed: the id is still the application's to reject. */
+	from = self->net.ncap;
+	rej.handle = pid;
+	ASSERT_EQ(0, sxrc_call(fd, SXRC_OBJ_CM, SXRC_CM_SEND, &rej,
+			       sizeof(rej), NULL, 0));
+	m = wf_cm_answer(_metadata, self, from, 0x12);
+	ASSERT_NE(NULL, m);
+	EXPECT_EQ(ours, get32(m + 24));
+	EXPECT_EQ(0x1111, get32(m + 28));
+	EXPECT_EQ(28, get32(m + 32) & 0xffff);
+	din.handle = lis.handle;
+	EXPECT_EQ(0, sxrc_call(fd, SXRC_OBJ_CM, SXRC_CM_DESTROY_ID, &din,
+			       sizeof(din), NULL, 0));
+	close(cho.fd);
+}
+
 TEST_HARNESS_MAIN

@@ -131,6 +131,8 @@ struct sxrc_ioctl_hdr {
  * @SXRC_OBJ_XRCD: XRC domains, and the legacy OFED calls on their
  *	receive QPs
  * @SXRC_OBJ_MW: memory windows
+ * @SXRC_OBJ_CM: the communication manager of a link (QP1 on RoCEv2):
+ *	its event channels and connection ids
  */
 enum sxrc_object {
 	SXRC_OBJ_CTX = 0,
@@ -144,6 +146,7 @@ enum sxrc_object {
 	SXRC_OBJ_AH = 8,
 	SXRC_OBJ_XRCD = 9,
 	SXRC_OBJ_MW = 10,
+	SXRC_OBJ_CM = 11,
 	SXRC_OBJ_MAX,
 };
 
@@ -169,6 +172,8 @@ enum sxrc_ctx_method {
  *	and UD (SEND, RECV, SRQ_RECV); UC is not covered
  * @SXRC_FEATURE_SQPOLL: SXRC_CREATE_QP_SQPOLL, send queues run by a
  *	kernel thread without a doorbell (sxrc_ring_hdr.poll)
+ * @SXRC_FEATURE_CM: SXRC_OBJ_CM, connection management between hosts
+ *	(a link device only)
  * @SXRC_FEATURE_CQ_NOTIFY: SXRC_CQ_NOTIFY, an arm fired for completions
  *	that were already waiting when it was stored
  */
@@ -181,6 +186,7 @@ enum sxrc_features {
 	SXRC_FEATURE_ODP = 1 << 5,
 	SXRC_FEATURE_SQPOLL = 1 << 6,
 	SXRC_FEATURE_CQ_NOTIFY = 1 << 7,
+	SXRC_FEATURE_CM = 1 << 8,
 };
 
 #define SXRC_FEATURES_ALL	(SXRC_FEATURE_ASYNC_EVENTS | SXRC_FEATURE_XRC | \
@@ -188,7 +194,7 @@ enum sxrc_features {
 				 SXRC_FEATURE_IMPORT |			\
 				 SXRC_FEATURE_DMABUF_MR |		\
 				 SXRC_FEATURE_ODP | SXRC_FEATURE_SQPOLL | \
-				 SXRC_FEATURE_CQ_NOTIFY)
+				 SXRC_FEATURE_CQ_NOTIFY | SXRC_FEATURE_CM)
 
 /**
  * struct sxrc_query_ctx_out - SXRC_CTX_QUERY output; the method has no
@@ -1034,6 +1040,316 @@ struct sxrc_comp_event {
 };
 
 /* --------------------------------------------------------------------
+ * SXRC_OBJ_CM
+ *
+ * The communication manager of a link device (IBA vol. 1 chapter 12, as
+ * RoCEv2 hosts run it on QP1: UD packets to and from QP 1, Q_Key
+ * 0x80010000, one 256-byte MAD of class 0x07 each).  The module owns QP1
+ * and the protocol: it numbers connections (local comm IDs), stamps every
+ * MAD's header, source QP, keys, GUID and GIDs, retransmits requests
+ * until answered, answers duplicates (the REP again for a repeated REQ,
+ * the RTU again for a repeated REP, an MRA while a REQ waits for the
+ * application), sends the DREP for a DREQ itself, and answers a REQ or
+ * SIDR_REQ for a service ID nobody listens on at once (REJ reason 8,
+ * SIDR_REP status 1).  A process says which message to send and with
+ * which parameters and private data; it reads what arrived, decoded, as
+ * events.  rdma_cm's conventions (service IDs from port spaces, the
+ * cma_hdr in private data, address resolution) are the library's.
+ *
+ * Only a link device has a CM (SXRC_FEATURE_CM in its sxrc_query_ctx_out,
+ * and every method EOPNOTSUPP on another device).
+ *
+ * A CM channel is a file of its own, as a completion channel is: read()
+ * returns whole struct sxrc_cm_event records (EAGAIN when none waits and
+ * the fd is non-blocking, else it waits); poll() reports POLLIN while one
+ * is queued.  A channel queues at most SXRC_CM_MAX_EVENTS records; the
+ * module stops answering new REQs to a listener whose channel is full
+ * (the peer retries, as with a host that is slow), and never drops an
+ * event of an established id.
+ *
+ * A CM id is an object of the context (a handle, destroyed with the
+ * context like every other) bound to one channel.  It is one of:
+ *  - a listener: SXRC_CM_LISTEN on a service ID.  One listener per
+ *    service ID and device, whichever context made it (EADDRINUSE).
+ *    Each REQ or SIDR_REQ for it makes a new id in the listener's
+ *    context, on the listener's channel; its handle comes in the event.
+ *    At most @backlog such ids wait for the application's answer (REP or
+ *    REJ; SIDR_REP) at a time: past that REQs are not answered.
+ *  - a connection, on the active side: SXRC_CM_CREATE_ID, then a REQ or
+ *    SIDR_REQ sent on it;
+ *  - a connection, on the passive side: made by a REQ or SIDR_REQ.
+ *
+ * What the module checks on every send: the message fits the id's state
+ * (IBA figure 138: a REP only on an id that received a REQ and has not
+ * answered it, an RTU only after a REP arrived, a DREQ only when
+ * established, ...: EINVAL otherwise); @qp_handle names a QP of the
+ * caller's context on this device of the type the message says; the
+ * source GID is one of the link's own; private data within the message's
+ * size (EINVAL).  So no process can name another's QP or connection, or
+ * another host's address: the peer of a passive id is whoever sent its
+ * REQ, and of an active one whoever its REQ went to.
+ *
+ * Destroying an id (or closing the context) ends its connection as the
+ * IB CM does: a REJ for a REQ not yet answered or a REP not yet
+ * acknowledged (reason 28, consumer reject; reason 1, timeout, on the
+ * active side), a DREQ for an established one; a listener stops
+ * listening.  The module sends these itself and keeps nothing of the id
+ * afterwards but the comm ID, which it does not reuse for a while (time
+ * wait: a late MAD for it is dropped).
+ */
+enum sxrc_cm_method {
+	SXRC_CM_CHANNEL_CREATE = 0,
+	SXRC_CM_CREATE_ID = 1,
+	SXRC_CM_DESTROY_ID = 2,
+	SXRC_CM_LISTEN = 3,
+	SXRC_CM_SEND = 4,
+};
+
+/* Events a CM channel holds at most; listeners a backlog of at most. */
+#define SXRC_CM_MAX_EVENTS	1024
+#define SXRC_CM_MAX_BACKLOG	256
+
+/*
+ * SXRC_CM_CHANNEL_CREATE: no input; output struct sxrc_channel_out (the
+ * new channel's fd, O_CLOEXEC).
+ *
+ * SXRC_CM_DESTROY_ID: input struct sxrc_handle_in, no output.
+ */
+
+/**
+ * struct sxrc_cm_create_id_in - input of SXRC_CM_CREATE_ID
+ * @user_cookie: returned in the id's events
+ * @channel_fd: a CM channel of this device (EINVAL otherwise)
+ * @reserved: zero
+ *
+ * Output: struct sxrc_handle_out, the new id's handle.
+ */
+struct sxrc_cm_create_id_in {
+	__aligned_u64 user_cookie;
+	__s32 channel_fd;
+	__u32 reserved;
+};
+
+/**
+ * struct sxrc_cm_listen_in - input of SXRC_CM_LISTEN (no output)
+ * @service_id: the 64-bit service ID (host byte order), listened on
+ *	exactly (rdma_cm's: port space << 16 | port, in 0x0000000001xxxxxx)
+ * @handle: an id that is neither connected nor listening
+ * @backlog: 1 to SXRC_CM_MAX_BACKLOG: ids made for REQs that may wait
+ *	for an answer at a time
+ *
+ * EADDRINUSE: some id of the device listens on @service_id already.
+ */
+struct sxrc_cm_listen_in {
+	__aligned_u64 service_id;
+	__u32 handle;
+	__u32 backlog;
+};
+
+/**
+ * enum sxrc_cm_msg - CM messages: the MAD attribute IDs (IBA table 104)
+ * @SXRC_CM_MSG_REQ: request a connection (active side)
+ * @SXRC_CM_MSG_MRA: "message received, answer later"
+ * @SXRC_CM_MSG_REJ: reject a REQ or REP
+ * @SXRC_CM_MSG_REP: accept a REQ (passive side)
+ * @SXRC_CM_MSG_RTU: ready to use: the REP arrived (active side)
+ * @SXRC_CM_MSG_DREQ: disconnect
+ * @SXRC_CM_MSG_DREP: disconnected (the module answers every DREQ)
+ * @SXRC_CM_MSG_SIDR_REQ: resolve a service ID to a UD QP (active side)
+ * @SXRC_CM_MSG_SIDR_REP: its answer (passive side)
+ */
+enum sxrc_cm_msg {
+	SXRC_CM_MSG_REQ = 0x10,
+	SXRC_CM_MSG_MRA = 0x11,
+	SXRC_CM_MSG_REJ = 0x12,
+	SXRC_CM_MSG_REP = 0x13,
+	SXRC_CM_MSG_RTU = 0x14,
+	SXRC_CM_MSG_DREQ = 0x15,
+	SXRC_CM_MSG_DREP = 0x16,
+	SXRC_CM_MSG_SIDR_REQ = 0x17,
+	SXRC_CM_MSG_SIDR_REP = 0x18,
+};
+
+/* Private data each message carries at most (bytes). */
+#define SXRC_CM_REQ_PDATA	92
+#define SXRC_CM_MRA_PDATA	222
+#define SXRC_CM_REJ_PDATA	148
+#define SXRC_CM_REP_PDATA	196
+#define SXRC_CM_RTU_PDATA	224
+#define SXRC_CM_DREQ_PDATA	220
+#define SXRC_CM_DREP_PDATA	224
+#define SXRC_CM_SIDR_REQ_PDATA	216
+#define SXRC_CM_SIDR_REP_PDATA	136
+#define SXRC_CM_MAX_PDATA	224
+
+/* Transport types of a REQ (sxrc_cm_conn.transport). */
+#define SXRC_CM_TRANSPORT_RC	0
+#define SXRC_CM_TRANSPORT_UC	1
+#define SXRC_CM_TRANSPORT_XRC	3
+
+/* REJ reasons the module itself sends (IBA table 112). */
+#define SXRC_CM_REJ_TIMEOUT		1
+#define SXRC_CM_REJ_INVALID_SERVICE_ID	8
+#define SXRC_CM_REJ_STALE_CONN		10
+#define SXRC_CM_REJ_CONSUMER_DEFINED	28
+
+/**
+ * struct sxrc_cm_conn - a connection's parameters, as a REQ, REP or
+ *	SIDR message carries them (in struct sxrc_cm_send_in and struct
+ *	sxrc_cm_event); each message uses the fields its comment names,
+ *	the others are zero
+ * @service_id: REQ, SIDR_REQ (host byte order)
+ * @gid: the peer's GID: where a REQ or SIDR_REQ goes (send); where a
+ *	message came from (event)
+ * @local_gid: the link's GID the connection uses: a REQ's or SIDR_REQ's
+ *	source (send: must be one of the link's); the GID a message came
+ *	to (event)
+ * @qpn: REQ, REP: the sender's QP (send: ignored, the module takes it
+ *	from @qp_handle); SIDR_REP: the UD QP; XRC REP: the XRC target QP
+ * @psn: REQ, REP: the sender's starting PSN (24 bits)
+ * @qkey: SIDR_REP: the UD QP's Q_Key
+ * @flow_label: REQ: the path's flow label (20 bits)
+ * @transport: REQ: SXRC_CM_TRANSPORT_*
+ * @responder_resources: REQ, REP: RDMA READs and atomics the sender
+ *	takes at once
+ * @initiator_depth: REQ, REP: ... and sends at once
+ * @retry_count: REQ: the transport's retry count (3 bits)
+ * @rnr_retry_count: REQ, REP: the RNR retry count (3 bits)
+ * @path_mtu: REQ: IBV_MTU_* (1 to 5)
+ * @local_ack_timeout: REQ: the path's ack timeout (5 bits)
+ * @traffic_class: REQ: the path's traffic class
+ * @hop_limit: REQ: the path's hop limit
+ * @srq: REQ, REP: the sender's QP has an SRQ
+ * @flow_control: REQ, REP: end-to-end flow control
+ * @status: SIDR_REP: its status (0: the QP is valid)
+ * @max_cm_retries: REQ, SIDR_REQ: times the module resends it, 0 to 15
+ *	(also the REP's, when the REQ came with it)
+ * @cm_response_timeout: REQ, SIDR_REQ: 4.096 us << this is how long the
+ *	module waits for an answer before resending (0 to 31; the module
+ *	waits at least 100 ms and at most 60 s)
+ * @reserved: zero
+ */
+struct sxrc_cm_conn {
+	__aligned_u64 service_id;
+	__u8 gid[16];
+	__u8 local_gid[16];
+	__u32 qpn;
+	__u32 psn;
+	__u32 qkey;
+	__u32 flow_label;
+	__u8 transport;
+	__u8 responder_resources;
+	__u8 initiator_depth;
+	__u8 retry_count;
+	__u8 rnr_retry_count;
+	__u8 path_mtu;
+	__u8 local_ack_timeout;
+	__u8 traffic_class;
+	__u8 hop_limit;
+	__u8 srq;
+	__u8 flow_control;
+	__u8 status;
+	__u8 max_cm_retries;
+	__u8 cm_response_timeout;
+	__u16 reserved;
+};
+
+/**
+ * struct sxrc_cm_send_in - input of SXRC_CM_SEND (no output)
+ * @handle: the id
+ * @msg: enum sxrc_cm_msg
+ * @pdata_len: bytes of private data at @pdata, at most the message's
+ *	SXRC_CM_*_PDATA; the rest of the MAD's private data is zero
+ * @pdata: user pointer to the private data (0 when @pdata_len is 0)
+ * @qp_handle: REQ, REP: the caller's QP (RC, UC, or XRC send QP for a
+ *	REQ; RC, UC or XRC receive QP for a REP, whose QPN the peer
+ *	connects to); SIDR_REP: the caller's UD QP; otherwise zero
+ * @reason: REJ: the reason (IBA table 112)
+ * @mra_timeout: MRA: 4.096 us << this is how long the peer should wait
+ *	now (5 bits)
+ * @reserved: zero
+ * @conn: the parameters (struct sxrc_cm_conn says which message uses
+ *	which)
+ *
+ * EINVAL: a message the id's state does not allow, a handle or field
+ * out of range; EAGAIN: the link has no route to @conn.gid yet (the
+ * neighbour is being resolved: try again); ENETDOWN: the link's netdev
+ * is down.
+ */
+struct sxrc_cm_send_in {
+	__u32 handle;
+	__u16 msg;
+	__u16 pdata_len;
+	__aligned_u64 pdata;
+	__u32 qp_handle;
+	__u16 reason;
+	__u8 mra_timeout;
+	__u8 reserved;
+	struct sxrc_cm_conn conn;
+};
+
+/**
+ * enum sxrc_cm_event_type - what a struct sxrc_cm_event reports
+ * @SXRC_CM_EVENT_REQ: a REQ for a listener: @handle is a new id for it,
+ *	@conn what the REQ said
+ * @SXRC_CM_EVENT_SIDR_REQ: the same, for a SIDR_REQ
+ * @SXRC_CM_EVENT_REP: the answer to this id's REQ; answer it with an
+ *	RTU or a REJ
+ * @SXRC_CM_EVENT_RTU: the REP this id sent was acknowledged: established
+ * @SXRC_CM_EVENT_REJ: the peer rejected; @reason says why
+ * @SXRC_CM_EVENT_MRA: the peer will answer later (the module already
+ *	waits longer)
+ * @SXRC_CM_EVENT_DREQ: the peer disconnects (the module sent the DREP)
+ * @SXRC_CM_EVENT_DREP: the answer to this id's DREQ: disconnected
+ * @SXRC_CM_EVENT_SIDR_REP: the answer to this id's SIDR_REQ
+ * @SXRC_CM_EVENT_TIMEOUT: the message @msg went unanswered through all
+ *	its retries (REQ: the peer is unreachable; REP: the connection is
+ *	gone; DREQ: disconnected anyway; SIDR_REQ: unreachable)
+ * @SXRC_CM_EVENT_ESTABLISHED: data arrived on the QP of an id whose RTU
+ *	is still missing (reserved: not reported yet)
+ */
+enum sxrc_cm_event_type {
+	SXRC_CM_EVENT_REQ = 1,
+	SXRC_CM_EVENT_SIDR_REQ = 2,
+	SXRC_CM_EVENT_REP = 3,
+	SXRC_CM_EVENT_RTU = 4,
+	SXRC_CM_EVENT_REJ = 5,
+	SXRC_CM_EVENT_MRA = 6,
+	SXRC_CM_EVENT_DREQ = 7,
+	SXRC_CM_EVENT_DREP = 8,
+	SXRC_CM_EVENT_SIDR_REP = 9,
+	SXRC_CM_EVENT_TIMEOUT = 10,
+	SXRC_CM_EVENT_ESTABLISHED = 11,
+};
+
+/**
+ * struct sxrc_cm_event - one record read from a CM channel
+ * @user_cookie: the id's (REQ, SIDR_REQ: the listener's)
+ * @event: enum sxrc_cm_event_type
+ * @handle: the id the event is about (REQ, SIDR_REQ: the new one)
+ * @msg: TIMEOUT: the message that went unanswered (enum sxrc_cm_msg)
+ * @reason: REJ: the reason
+ * @pdata_len: bytes of @pdata the message carried (its whole private
+ *	data field: a CM message does not say how much of it was used)
+ * @reserved: zero
+ * @conn: REQ, SIDR_REQ, REP, SIDR_REP: the message's parameters
+ *	(struct sxrc_cm_conn); otherwise only @conn.gid and
+ *	@conn.local_gid
+ * @pdata: the message's private data
+ */
+struct sxrc_cm_event {
+	__aligned_u64 user_cookie;
+	__u32 event;
+	__u32 handle;
+	__u16 msg;
+	__u16 reason;
+	__u16 pdata_len;
+	__u16 reserved;
+	struct sxrc_cm_conn conn;
+	__u8 pdata[SXRC_CM_MAX_PDATA];
+};
+
+/* --------------------------------------------------------------------
  * Work queue entries (in the SQ, RQ and SRQ rings)
  */
 
@@ -1725,5 +2041,8 @@ static_assert(sizeof(struct sxrc_recv_wqe) == 16, "softxrc ABI layout");
 static_assert(sizeof(struct sxrc_sge) == 16, "softxrc ABI layout");
 static_assert(sizeof(struct sxrc_qp_attr) == 144, "softxrc ABI layout");
 static_assert(sizeof(struct sxrc_async_event) == 24, "softxrc ABI layout");
+static_assert(sizeof(struct sxrc_cm_conn) == 72, "softxrc ABI layout");
+static_assert(sizeof(struct sxrc_cm_send_in) == 96, "softxrc ABI layout");
+static_assert(sizeof(struct sxrc_cm_event) == 320, "softxrc ABI layout");
 
 #endif /* _UAPI_RDMA_SOFTXRC_ABI_H */

@@ -1,0 +1,670 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * softxrc selftest: the communication manager between two hosts (IB CM
+ * over QP1 on RoCEv2), driven through its ioctls (SXRC_OBJ_CM) between
+ * the two links of sxrc_wire_pair.h (softxrc6 here, softxrc7 in another
+ * network namespace, netem between them): listen, REQ, REP, RTU and RC
+ * traffic over the QPs the exchange connected, DREQ/DREP, REJ, no
+ * listener, a peer that never answers, SIDR, EADDRINUSE, handles and
+ * QPs of others refused, and what a context that closes leaves its
+ * peers.  The links' counters (counters/wire_cm_*) must show the module
+ * carried every message.
+ */
+#include <poll.h>
+
+#include "sxrc_wire_pair.h"
+
+#define CM_SID		0x0000000001060000ULL	/* RDMA_PS_TCP << 16 */
+#define CM_PSN_A	0x111111
+#define CM_PSN_B	0x222222
+#define CM_EV_MS	8000			/* an event's deadline */
+
+static int cm_fd(struct ws_end *e)
+{
+	return e->ctx->cmd_fd;
+}
+
+FIXTURE(cm) {
+	struct ws_end a, b;
+	int fa, fb;		/* the contexts' fds */
+	int ca, cb;		/* a CM channel on each */
+};
+
+static int cm_chan(int fd)
+{
+	struct sxrc_channel_out o = {};
+	int ret = sxrc_call(fd, SXRC_OBJ_CM, SXRC_CM_CHANNEL_CREATE, NULL, 0,
+			    &o, sizeof(o));
+
+	return ret ? ret : o.fd;
+}
+
+/* A new id on channel @chan: its handle, or -errno. */
+static long cm_id(int fd, int chan, uint64_t cookie)
+{
+	struct sxrc_cm_create_id_in in = { .user_cookie = cookie,
+					   .channel_fd = chan };
+	struct sxrc_handle_out o = {};
+	int ret = sxrc_call(fd, SXRC_OBJ_CM, SXRC_CM_CREATE_ID, &in,
+			    sizeof(in), &o, sizeof(o));
+
+	return ret ? ret : (long)o.handle;
+}
+
+static int cm_destroy(int fd, uint32_t h)
+{
+	struct sxrc_handle_in in = { .handle = h };
+
+	return sxrc_call(fd, SXRC_OBJ_CM, SXRC_CM_DESTROY_ID, &in, sizeof(in),
+			 NULL, 0);
+}
+
+static int cm_listen(int fd, uint32_t h, uint64_t sid, uint32_t backlog)
+{
+	struct sxrc_cm_listen_in in = { .service_id = sid, .handle = h,
+					.backlog = backlog };
+
+	return sxrc_call(fd, SXRC_OBJ_CM, SXRC_CM_LISTEN, &in, sizeof(in),
+			 NULL, 0);
+}
+
+static int cm_send(int fd, struct sxrc_cm_send_in *in)
+{
+	return sxrc_call(fd, SXRC_OBJ_CM, SXRC_CM_SEND, in, sizeof(*in),
+			 NULL, 0);
+}
+
+/* A message of id @h with private data @pd (a string, or NULL). */
+static int cm_msg(int fd, uint32_t h, uint16_t msg, uint32_t qp,
+		  const char *pd)
+{
+	struct sxrc_cm_send_in in = { .handle = h, .msg = msg,
+				      .qp_handle = qp };
+
+	if (pd) {
+		in.pdata = (uintptr_t)pd;
+		in.pdata_len = strlen(pd) + 1;
+	}
+	return cm_send(fd, &in);
+}
+
+/* A REQ from @from to @to for @sid through @qp, with private data. */
+static int cm_req(struct ws_end *from, struct ws_end *to, uint32_t h,
+		  uint64_t sid, struct ibv_qp *qp, uint8_t timeout,
+		  uint8_t retries, const char *pd)
+{
+	struct sxrc_cm_send_in in = {
+		.handle = h, .msg = SXRC_CM_MSG_REQ,
+		.qp_handle = qp ? qp->handle : 0,
+		.pdata = (uintptr_t)pd, .pdata_len = pd ? strlen(pd) + 1 : 0,
+		.conn = {
+			.service_id = sid, .psn = CM_PSN_A,
+			.transport = SXRC_CM_TRANSPORT_RC,
+			.responder_resources = 4, .initiator_depth = 4,
+			.retry_count = 7, .rnr_retry_count = 7,
+			.path_mtu = IBV_MTU_1024, .local_ack_timeout = 14,
+			.hop_limit = 64, .max_cm_retries = retries,
+			.cm_response_timeout = timeout,
+		},
+	};
+
+	memcpy(in.conn.gid, to->gid.raw, 16);
+	memcpy(in.conn.local_gid, from->gid.raw, 16);
+	return cm_send(cm_fd(from), &in);
+}
+
+/* The next event of channel @chan within @ms: 0, or -1. */
+static int cm_event(int chan, struct sxrc_cm_event *ev, int ms)
+{
+	struct pollfd p = { .fd = chan, .events = POLLIN };
+
+	memset(ev, 0, sizeof(*ev));
+	if (poll(&p, 1, ms) != 1)
+		return -1;
+	return read(chan, ev, sizeof(*ev)) == sizeof(*ev) ? 0 : -1;
+}
+
+/* @e's QP to RTS towards @peer's QP @dqpn, with the PSNs exchanged. */
+static int cm_qp_up(struct ws_end *e, struct ws_end *peer, uint32_t dqpn,
+		    uint32_t rq_psn, uint32_t sq_psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.sgid_index = e->gidx;
+	a.ah_attr.grh.hop_limit = 64;
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = ws_ack_timeout();
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* A SEND of @len bytes from @s to @r, and what arrived is what went. */
+static int cm_pingpong(struct ws_end *s, struct ws_end *r, size_t len,
+		       uint8_t seed)
+{
+	struct ibv_sge rsge = { .addr = (uintptr_t)r->mem, .length = len,
+				.lkey = r->mr->lkey };
+	struct ibv_sge ssge = { .addr = (uintptr_t)s->mem, .length = len,
+				.lkey = s->mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = &rsge, .num_sge = 1 };
+	struct ibv_send_wr swr = { .wr_id = 1, .sg_list = &ssge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_recv_wr *rbad;
+	struct ibv_send_wr *sbad;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		s->mem[i] = (uint8_t)(seed + i * 7);
+	memset(r->mem, 0, len);
+	if (ibv_post_recv(r->qp, &rwr, &rbad) ||
+	    ibv_post_send(s->qp, &swr, &sbad))
+		return -1;
+	if (sxrc_poll_wr(s->cq, 1, 20000) != IBV_WC_SUCCESS ||
+	    sxrc_poll_wr(r->cq, 2, 20000) != IBV_WC_SUCCESS)
+		return -1;
+	return memcmp(s->mem, r->mem, len) ? -1 : 0;
+}
+
+FIXTURE_SETUP(cm)
+{
+	if (ws_net_up())
+		SKIP(return, "no veth pair, netns or links (module loaded?)");
+	ASSERT_EQ(0, ws_end_open(&self->a, WS_DEV_A, WS_ADDR_A, 1 << 20));
+	ASSERT_EQ(0, ws_end_open(&self->b, WS_DEV_B, WS_ADDR_B, 1 << 20));
+	self->fa = cm_fd(&self->a);
+	self->fb = cm_fd(&self->b);
+	self->ca = cm_chan(self->fa);
+	self->cb = cm_chan(self->fb);
+	ASSERT_LE(0, self->ca);
+	ASSERT_LE(0, self->cb);
+}
+
+FIXTURE_TEARDOWN(cm)
+{
+	if (self->ca > 0)
+		close(self->ca);
+	if (self->cb > 0)
+		close(self->cb);
+	ws_end_close(&self->a);
+	ws_end_close(&self->b);
+}
+
+#define CM_A(n)	ws_counter(WS_DEV_A, "wire_cm_" n)
+#define CM_B(n)	ws_counter(WS_DEV_B, "wire_cm_" n)
+
+/*
+ * The whole exchange: REQ with private data, the REQ event with a new
+ * handle, REP, RTU, SENDs both ways over the two QPs connected with the
+ * QPNs and PSNs exchanged, DREQ and DREP.
+ */
+TEST_F_TIMEOUT(cm, connect, WS_SECS)
+{
+	long txa = CM_A("tx"), rxa = CM_A("rx"), txb = CM_B("tx"),
+	     rxb = CM_B("rx");
+	struct sxrc_cm_event ev;
+	long lis, ida, idb;
+
+	lis = cm_id(self->fb, self->cb, 0xb0b);
+	ASSERT_LT(0, lis);
+	ASSERT_EQ(0, cm_listen(self->fb, lis, CM_SID | 1, 8));
+	ida = cm_id(self->fa, self->ca, 0xa11ce);
+	ASSERT_LT(0, ida);
+	ASSERT_EQ(0, cm_req(&self->a, &self->b, ida, CM_SID | 1, self->a.qp,
+			    16, 8, "hello from a"));
+
+	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_REQ, ev.event);
+	EXPECT_EQ(0xb0b, ev.user_cookie);
+	idb = ev.handle;
+	EXPECT_NE(lis, idb);
+	EXPECT_EQ(CM_SID | 1, ev.conn.service_id);
+	EXPECT_EQ(self->a.qp->qp_num, ev.conn.qpn);
+	EXPECT_EQ(CM_PSN_A, ev.conn.psn);
+	EXPECT_EQ(SXRC_CM_TRANSPORT_RC, ev.conn.transport);
+	EXPECT_EQ(IBV_MTU_1024, ev.conn.path_mtu);
+	EXPECT_EQ(4, ev.conn.responder_resources);
+	EXPECT_EQ(7, ev.conn.rnr_retry_count);
+	EXPECT_EQ(8, ev.conn.max_cm_retries);
+	EXPECT_EQ(16, ev.conn.cm_response_timeout);
+	EXPECT_EQ(0, memcmp(ev.conn.gid, self->a.gid.raw, 16));
+	EXPECT_EQ(0, memcmp(ev.conn.local_gid, self->b.gid.raw, 16));
+	EXPECT_EQ(SXRC_CM_REQ_PDATA, ev.pdata_len);
+	EXPECT_STREQ("hello from a", (char *)ev.pdata);
+
+	/* B connects its QP as the REQ says and answers. */
+	ASSERT_EQ(0, cm_qp_up(&self->b, &self->a, ev.conn.qpn, ev.conn.psn,
+			      CM_PSN_B));
+	{
+		struct sxrc_cm_send_in rep = {
+			.handle = idb, .msg = SXRC_CM_MSG_REP,
+			.qp_handle = self->b.qp->handle,
+			.pdata = (uintptr_t)"hello from b", .pdata_len = 13,
+			.conn = { .psn = CM_PSN_B, .responder_resources = 4,
+				  .initiator_depth = 4, .rnr_retry_count = 7 },
+		};
+
+		ASSERT_EQ(0, cm_send(self->fb, &rep));
+		/* Once only: the id waits for the RTU now. */
+		EXPECT_EQ(-EINVAL, cm_send(self->fb, &rep));
+	}
+
+	ASSERT_EQ(0, cm_event(self->ca, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_REP, ev.event);
+	EXPECT_EQ(0xa11ce, ev.user_cookie);
+	EXPECT_EQ(ida, ev.handle);
+	EXPECT_EQ(self->b.qp->qp_num, ev.conn.qpn);
+	EXPECT_EQ(CM_PSN_B, ev.conn.psn);
+	EXPECT_EQ(0, memcmp(ev.conn.gid, self->b.gid.raw, 16));
+	EXPECT_STREQ("hello from b", (char *)ev.pdata);
+	ASSERT_EQ(0, cm_qp_up(&self->a, &self->b, ev.conn.qpn, ev.conn.psn,
+			      CM_PSN_A));
+	ASSERT_EQ(0, cm_msg(self->fa, ida, SXRC_CM_MSG_RTU, 0, "rtu"));
+
+	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_RTU, ev.event);
+	EXPECT_EQ(idb, ev.handle);
+	EXPECT_STREQ("rtu", (char *)ev.pdata);
+
+	/* Real RC traffic over the QPs the exchange connected. */
+	EXPECT_EQ(0, cm_pingpong(&self->a, &self->b, 4000, 1));
+	EXPECT_EQ(0, cm_pingpong(&self->b, &self->a, 65536, 2));
+
+	/* A disconnects: B hears the DREQ (its DREP went), A the DREP. */
+	ASSERT_EQ(0, cm_msg(self->fa, ida, SXRC_CM_MSG_DREQ, 0, "bye"));
+	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+	EXPECT_EQ(SXRC_CM_EVENT_DREQ, ev.event);
+	EXPECT_EQ(idb, ev.handle);
+	EXPECT_STREQ("bye", (char *)ev.pdata);
+	ASSERT_EQ(0, cm_event(self->ca, &ev, CM_EV_MS));
+	EXPECT_EQ(SXRC_CM_EVENT_DREP, ev.event);
+	EXPECT_EQ(ida, ev.handle);
+	/* Nothing else is to be said on either id. */
+	EXPECT_EQ(-EINVAL, cm_msg(self->fa, ida, SXRC_CM_MSG_DREQ, 0, NULL));
+	EXPECT_EQ(-EINVAL, cm_msg(self->fb, idb, SXRC_CM_MSG_DREQ, 0, NULL));
+
+	/* REQ RTU DREQ from A, REP DREP from B: the module's, counted. */
+	EXPECT_LE(txa + 3, CM_A("tx"));
+	EXPECT_LE(rxa + 2, CM_A("rx"));
+	EXPECT_LE(txb + 2, CM_B("tx"));
+	EXPECT_LE(rxb + 3, CM_B("rx"));
+	EXPECT_EQ(0, cm_destroy(self->fa, ida));
+	EXPECT_EQ(0, cm_destroy(self->fb, idb));
+	EXPECT_EQ(0, cm_destroy(self->fb, lis));
+	EXPECT_EQ(-EINVAL, cm_destroy(self->fb, lis));
+}
+
+/* The application rejects: the active side hears why, with its data. */
+TEST_F_TIMEOUT(cm, reject, WS_SECS)
+{
+	struct sxrc_cm_event ev;
+	struct sxrc_cm_send_in rej = { .msg = SXRC_CM_MSG_REJ, .reason = 28,
+				       .pdata = (uintptr_t)"go away",
+				       .pdata_len = 8 };
+	long lis, ida;
+
+	lis = cm_id(self->fb, self->cb, 1);
+	ASSERT_EQ(0, cm_listen(self->fb, lis, CM_SID | 2, 1));
+	ida = cm_id(self->fa, self->ca, 2);
+	ASSERT_EQ(0, cm_req(&self->a, &self->b, ida, CM_SID | 2, self->a.qp,
+			    16, 8, "knock"));
+	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_REQ, ev.event);
+	rej.handle = ev.handle;
+	ASSERT_EQ(0, cm_send(self->fb, &rej));
+	ASSERT_EQ(0, cm_event(self->ca, &ev, CM_EV_MS));
+	EXPECT_EQ(SXRC_CM_EVENT_REJ, ev.event);
+	EXPECT_EQ(ida, ev.handle);
+	EXPECT_EQ(28, ev.reason);
+	EXPECT_EQ(SXRC_CM_REJ_PDATA, ev.pdata_len);
+	EXPECT_STREQ("go away", (char *)ev.pdata);
+	/* Rejected: no RTU on it. */
+	EXPECT_EQ(-EINVAL, cm_msg(self->fa, ida, SXRC_CM_MSG_RTU, 0, NULL));
+	EXPECT_EQ(0, cm_destroy(self->fa, ida));
+	EXPECT_EQ(0, cm_destroy(self->fb, rej.handle));
+	EXPECT_EQ(0, cm_destroy(self->fb, lis));
+}
+
+/* Nobody listens: REJ 8 at once, not after the REQ's timeouts. */
+TEST_F_TIMEOUT(cm, no_listener, WS_SECS)
+{
+	struct sxrc_cm_event ev;
+	double t0 = sxrc_now_ms();
+	long ida = cm_id(self->fa, self->ca, 3);
+
+	ASSERT_EQ(0, cm_req(&self->a, &self->b, ida, CM_SID | 0x3333,
+			    self->a.qp, 18, 15, NULL));
+	ASSERT_EQ(0, cm_event(self->ca, &ev, CM_EV_MS));
+	EXPECT_EQ(SXRC_CM_EVENT_REJ, ev.event);
+	EXPECT_EQ(SXRC_CM_REJ_INVALID_SERVICE_ID, ev.reason);
+	/* A lost REQ or REJ costs one resend (1 s), not 15. */
+	EXPECT_GT(5000, sxrc_now_ms() - t0);
+	EXPECT_EQ(0, cm_destroy(self->fa, ida));
+}
+
+/* A peer that never answers: resent max_cm_retries times, then TIMEOUT. */
+TEST_F_TIMEOUT(cm, timeout, WS_SECS)
+{
+	long retries = CM_A("retries"), timeouts = CM_A("timeouts");
+	struct ws_end ghost = self->b;
+	struct sxrc_cm_event ev;
+	long ida = cm_id(self->fa, self->ca, 4);
+
+	/* 10.79.0.99: on the link's subnet, and nobody's. */
+	ghost.gid.raw[15] = 99;
+	ASSERT_EQ(0, cm_req(&self->a, &ghost, ida, CM_SID | 4, self->a.qp,
+			    14, 3, NULL));
+	ASSERT_EQ(0, cm_event(self->ca, &ev, CM_EV_MS));
+	EXPECT_EQ(SXRC_CM_EVENT_TIMEOUT, ev.event);
+	EXPECT_EQ(SXRC_CM_MSG_REQ, ev.msg);
+	EXPECT_EQ(ida, ev.handle);
+	EXPECT_EQ(retries + 3, CM_A("retries"));
+	EXPECT_EQ(timeouts + 1, CM_A("timeouts"));
+	EXPECT_EQ(0, cm_destroy(self->fa, ida));
+}
+
+/* SIDR: a service ID resolved to B's UD QP and its Q_Key. */
+TEST_F_TIMEOUT(cm, sidr, WS_SECS)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_UD, .send_cq = self->b.cq,
+		.recv_cq = self->b.cq,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct sxrc_cm_send_in in = { .msg = SXRC_CM_MSG_SIDR_REQ,
+				      .pdata = (uintptr_t)"who",
+				      .pdata_len = 4,
+				      .conn = { .service_id = CM_SID | 5,
+						.max_cm_retries = 8,
+						.cm_response_timeout = 16 } };
+	struct sxrc_cm_event ev;
+	struct ibv_qp *ud = ibv_create_qp(self->b.pd, &ia);
+	long lis, ida, idb;
+
+	ASSERT_NE(NULL, ud);
+	lis = cm_id(self->fb, self->cb, 5);
+	ASSERT_EQ(0, cm_listen(self->fb, lis, CM_SID | 5, 2));
+	ida = cm_id(self->fa, self->ca, 6);
+	in.handle = ida;
+	memcpy(in.conn.gid, self->b.gid.raw, 16);
+	memcpy(in.conn.local_gid, self->a.gid.raw, 16);
+	ASSERT_EQ(0, cm_send(self->fa, &in));
+	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_SIDR_REQ, ev.event);
+	EXPECT_EQ(CM_SID | 5, ev.conn.service_id);
+	EXPECT_STREQ("who", (char *)ev.pdata);
+	idb = ev.handle;
+
+	memset(&in, 0, sizeof(in));
+	in.handle = idb;
+	in.msg = SXRC_CM_MSG_SIDR_REP;
+	/* The REQ's QP is no UD QP. */
+	in.qp_handle = self->b.qp->handle;
+	EXPECT_EQ(-EINVAL, cm_send(self->fb, &in));
+	in.qp_handle = ud->handle;
+	in.conn.qkey = 0x11223344;
+	ASSERT_EQ(0, cm_send(self->fb, &in));
+	ASSERT_EQ(0, cm_event(self->ca, &ev, CM_EV_MS));
+	EXPECT_EQ(SXRC_CM_EVENT_SIDR_REP, ev.event);
+	EXPECT_EQ(0, ev.conn.status);
+	EXPECT_EQ(ud->qp_num, ev.conn.qpn);
+	EXPECT_EQ(0x11223344, ev.conn.qkey);
+	EXPECT_EQ(0, cm_destroy(self->fa, ida));
+	EXPECT_EQ(0, cm_destroy(self->fb, idb));
+	EXPECT_EQ(0, cm_destroy(self->fb, lis));
+	ibv_destroy_qp(ud);
+}
+
+/* One listener per service ID and device, whichever context asks. */
+TEST_F(cm, addrinuse)
+{
+	struct ws_end other = {};
+	long l1 = cm_id(self->fb, self->cb, 7), l2 = cm_id(self->fb, self->cb, 8);
+	long l3;
+	int c3;
+
+	ASSERT_EQ(0, cm_listen(self->fb, l1, CM_SID | 7, 4));
+	EXPECT_EQ(-EADDRINUSE, cm_listen(self->fb, l2, CM_SID | 7, 4));
+	EXPECT_EQ(-EINVAL, cm_listen(self->fb, l1, CM_SID | 8, 4));
+	EXPECT_EQ(-EINVAL, cm_listen(self->fb, l2, CM_SID | 8, 0));
+	EXPECT_EQ(-EINVAL, cm_listen(self->fb, l2, CM_SID | 8,
+				     SXRC_CM_MAX_BACKLOG + 1));
+	ASSERT_EQ(0, ws_end_open(&other, WS_DEV_B, WS_ADDR_B, 4096));
+	c3 = cm_chan(cm_fd(&other));
+	l3 = cm_id(cm_fd(&other), c3, 9);
+	ASSERT_LT(0, l3);
+	EXPECT_EQ(-EADDRINUSE, cm_listen(cm_fd(&other), l3, CM_SID | 7,
+					 4));
+	/* Free again once the listener went. */
+	EXPECT_EQ(0, cm_destroy(self->fb, l1));
+	EXPECT_EQ(0, cm_listen(cm_fd(&other), l3, CM_SID | 7, 4));
+	EXPECT_EQ(0, cm_listen(self->fb, l2, CM_SID | 8, 4));
+	close(c3);
+	ws_end_close(&other);
+	/* Its context closed: the service ID is free. */
+	l1 = cm_id(self->fb, self->cb, 10);
+	EXPECT_EQ(0, cm_listen(self->fb, l1, CM_SID | 7, 4));
+}
+
+/*
+ * Another context's ids and QPs, QPs of the wrong type, GIDs not the
+ * link's, messages the state does not allow, bad fields: EINVAL.
+ */
+TEST_F(cm, refused)
+{
+	struct ws_end other = {};
+	struct sxrc_cm_send_in in = {};
+	struct sxrc_cm_create_id_in cin = {};
+	struct sxrc_handle_out hout;
+	long ida, lis, ido;
+	struct ibv_comp_channel *cqch;
+	int fo, co;
+
+	ida = cm_id(self->fa, self->ca, 11);
+	lis = cm_id(self->fa, self->ca, 12);
+	ASSERT_EQ(0, cm_listen(self->fa, lis, CM_SID | 11, 4));
+	ASSERT_EQ(0, ws_end_open(&other, WS_DEV_A, WS_ADDR_A, 4096));
+	fo = cm_fd(&other);
+	co = cm_chan(fo);
+	ido = cm_id(fo, co, 13);
+	ASSERT_LT(0, ido);
+
+	/*
+	 * Our handles mean nothing in the other context: the listener's
+	 * number (after the four verbs objects and ida) is none of its.
+	 */
+	ASSERT_LT(ido, lis);
+	EXPECT_EQ(-EINVAL, cm_destroy(fo, lis));
+	EXPECT_EQ(-EINVAL, cm_listen(fo, lis, CM_SID | 12, 4));
+	EXPECT_EQ(-EINVAL, cm_msg(fo, lis, SXRC_CM_MSG_REJ, 0, NULL));
+	/* Without a QP of its own, the other context cannot name ours. */
+	ibv_destroy_qp(other.qp);
+	other.qp = NULL;
+	EXPECT_EQ(-EINVAL, cm_req(&other, &self->b, ido, CM_SID | 12,
+				  self->a.qp, 16, 3, NULL));
+	/* No QP, another object's handle, a GID not the link's. */
+	EXPECT_EQ(-EINVAL, cm_req(&self->a, &self->b, ida, CM_SID | 12, NULL,
+				  16, 3, NULL));
+	{
+		struct ws_end fake = self->a;
+
+		fake.qp = &(struct ibv_qp){ .handle = self->a.cq->handle };
+		EXPECT_EQ(-EINVAL, cm_req(&fake, &self->b, ida, CM_SID | 12,
+					  fake.qp, 16, 3, NULL));
+		/* B's address is not A's link's to send from. */
+		fake = self->a;
+		fake.gid = self->b.gid;
+		EXPECT_EQ(-EINVAL, cm_req(&fake, &self->b, ida, CM_SID | 12,
+					  self->a.qp, 16, 3, NULL));
+	}
+	/* Messages the state does not allow. */
+	EXPECT_EQ(-EINVAL, cm_msg(self->fa, ida, SXRC_CM_MSG_RTU, 0, NULL));
+	EXPECT_EQ(-EINVAL, cm_msg(self->fa, ida, SXRC_CM_MSG_DREQ, 0, NULL));
+	EXPECT_EQ(-EINVAL, cm_msg(self->fa, ida, SXRC_CM_MSG_DREP, 0, NULL));
+	EXPECT_EQ(-EINVAL, cm_msg(self->fa, ida, SXRC_CM_MSG_REP,
+				  self->a.qp->handle, NULL));
+	EXPECT_EQ(-EINVAL, cm_msg(self->fa, lis, SXRC_CM_MSG_REQ,
+				  self->a.qp->handle, NULL));
+	EXPECT_EQ(-EINVAL, cm_msg(self->fa, ida, 0x99, 0, NULL));
+	/* Fields out of range. */
+	in.handle = ida;
+	in.msg = SXRC_CM_MSG_RTU;
+	in.pdata_len = SXRC_CM_RTU_PDATA + 1;
+	in.pdata = (uintptr_t)self->a.mem;
+	EXPECT_EQ(-EINVAL, cm_send(self->fa, &in));
+	in.pdata_len = 0;
+	EXPECT_EQ(-EINVAL, cm_send(self->fa, &in));
+	in.pdata = 0;
+	in.reserved = 1;
+	EXPECT_EQ(-EINVAL, cm_send(self->fa, &in));
+	in.reserved = 0;
+	in.msg = SXRC_CM_MSG_REQ;
+	in.pdata = 8;
+	in.pdata_len = 4;
+	EXPECT_EQ(-EFAULT, cm_send(self->fa, &in));
+	/* A completion channel, or no fd, is no CM channel. */
+	cqch = ibv_create_comp_channel(self->a.ctx);
+	ASSERT_NE(NULL, cqch);
+	cin.channel_fd = cqch->fd;
+	EXPECT_EQ(-EINVAL, sxrc_call(self->fa, SXRC_OBJ_CM, SXRC_CM_CREATE_ID,
+				     &cin, sizeof(cin), &hout, sizeof(hout)));
+	cin.channel_fd = -1;
+	EXPECT_EQ(-EINVAL, sxrc_call(self->fa, SXRC_OBJ_CM, SXRC_CM_CREATE_ID,
+				     &cin, sizeof(cin), &hout, sizeof(hout)));
+	/* B's channel is another device's. */
+	cin.channel_fd = self->cb;
+	EXPECT_EQ(-EINVAL, sxrc_call(self->fa, SXRC_OBJ_CM, SXRC_CM_CREATE_ID,
+				     &cin, sizeof(cin), &hout, sizeof(hout)));
+	ibv_destroy_comp_channel(cqch);
+	close(co);
+	ws_end_close(&other);
+	EXPECT_EQ(0, cm_destroy(self->fa, ida));
+	EXPECT_EQ(0, cm_destroy(self->fa, lis));
+}
+
+/* netem on both ends of the pair: @spec, or the pair's own. */
+static int cm_netem(const char *spec)
+{
+	if (!spec)
+		spec = ws_netem();
+	return sxrc_sh("tc qdisc change dev " WS_IF_A " root netem %s && "
+		       "tc -n " WS_NS " qdisc change dev " WS_IF_B
+		       " root netem %s", spec, spec);
+}
+
+/*
+ * A context that closes ends what its ids had: a connection with a
+ * DREQ, a REQ it did not answer with a REJ 28, a REQ it sent with a
+ * REJ 1 (timeout).  Each is sent once, as Linux's ib_cm does on
+ * destroy, so netem's losses are off while they go.
+ */
+TEST_F_TIMEOUT(cm, close_live, WS_SECS)
+{
+	struct ws_end c = {};
+	struct sxrc_cm_event ev;
+	long lis, idc, idb, lisc;
+	int fc, cc;
+
+	ASSERT_EQ(0, cm_netem("delay 1ms"));
+	lis = cm_id(self->fb, self->cb, 20);
+	ASSERT_EQ(0, cm_listen(self->fb, lis, CM_SID | 20, 4));
+
+	/* 1. An established connection. */
+	ASSERT_EQ(0, ws_end_open(&c, WS_DEV_A, WS_ADDR_A, 4096));
+	fc = cm_fd(&c);
+	cc = cm_chan(fc);
+	idc = cm_id(fc, cc, 21);
+	ASSERT_EQ(0, cm_req(&c, &self->b, idc, CM_SID | 20, c.qp, 16, 8,
+			    NULL));
+	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_REQ, ev.event);
+	idb = ev.handle;
+	ASSERT_EQ(0, cm_qp_up(&self->b, &c, ev.conn.qpn, ev.conn.psn,
+			      CM_PSN_B));
+	ASSERT_EQ(0, cm_msg(self->fb, idb, SXRC_CM_MSG_REP,
+			    self->b.qp->handle, NULL));
+	ASSERT_EQ(0, cm_event(cc, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_REP, ev.event);
+	ASSERT_EQ(0, cm_msg(fc, idc, SXRC_CM_MSG_RTU, 0, NULL));
+	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_RTU, ev.event);
+	close(cc);
+	ws_end_close(&c);
+	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+	EXPECT_EQ(SXRC_CM_EVENT_DREQ, ev.event);
+	EXPECT_EQ(idb, ev.handle);
+	EXPECT_EQ(0, cm_destroy(self->fb, idb));
+
+	/* 2. A REQ sent, unanswered: the listener's side hears REJ 1. */
+	ASSERT_EQ(0, ws_end_open(&c, WS_DEV_A, WS_ADDR_A, 4096));
+	fc = cm_fd(&c);
+	cc = cm_chan(fc);
+	idc = cm_id(fc, cc, 22);
+	ASSERT_EQ(0, cm_req(&c, &self->b, idc, CM_SID | 20, c.qp, 16, 8,
+			    NULL));
+	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_REQ, ev.event);
+	idb = ev.handle;
+	close(cc);
+	ws_end_close(&c);
+	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+	EXPECT_EQ(SXRC_CM_EVENT_REJ, ev.event);
+	EXPECT_EQ(idb, ev.handle);
+	EXPECT_EQ(SXRC_CM_REJ_TIMEOUT, ev.reason);
+	EXPECT_EQ(0, cm_destroy(self->fb, idb));
+
+	/* 3. The listening context closes on a REQ it did not answer. */
+	ASSERT_EQ(0, ws_end_open(&c, WS_DEV_B, WS_ADDR_B, 4096));
+	fc = cm_fd(&c);
+	cc = cm_chan(fc);
+	lisc = cm_id(fc, cc, 23);
+	ASSERT_EQ(0, cm_listen(fc, lisc, CM_SID | 21, 4));
+	idc = cm_id(self->fa, self->ca, 24);
+	ASSERT_EQ(0, cm_req(&self->a, &self->b, idc, CM_SID | 21, self->a.qp,
+			    16, 8, NULL));
+	ASSERT_EQ(0, cm_event(cc, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_REQ, ev.event);
+	close(cc);
+	ws_end_close(&c);
+	ASSERT_EQ(0, cm_event(self->ca, &ev, CM_EV_MS));
+	EXPECT_EQ(SXRC_CM_EVENT_REJ, ev.event);
+	EXPECT_EQ(idc, ev.handle);
+	EXPECT_EQ(SXRC_CM_REJ_CONSUMER_DEFINED, ev.reason);
+	EXPECT_EQ(0, cm_destroy(self->fa, idc));
+	EXPECT_EQ(0, cm_destroy(self->fb, lis));
+	EXPECT_EQ(0, cm_netem(NULL));
+	/* Every id of the closed contexts went with them. */
+	EXPECT_EQ(0, sxrc_read_long("/sys/class/misc/" WS_DEV_A
+				    "/objects/cm_id", 10));
+	EXPECT_EQ(0, sxrc_read_long("/sys/class/misc/" WS_DEV_B
+				    "/objects/cm_id", 10));
+}
+
+TEST_HARNESS_MAIN
