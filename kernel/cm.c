@@ -258,7 +258,10 @@ err_obj:
 	return NULL;
 }
 
-/* A REQ repeated: the REP again, or an MRA while the application thinks. */
+/*
+ * A REQ repeated: the REP again, or an MRA while the application thinks,
+ * or the application's REJ again (the first may have been lost).
+ */
 static bool sxrc_cm_dup_req(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 			    const struct sxrc_pkt *p, struct sxrc_cm_id *id)
 {
@@ -275,6 +278,11 @@ static bool sxrc_cm_dup_req(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 		sxrc_cm_answer(dev, cm, p, m);
 		return true;
 	case SXRC_CMS_REP_SENT:
+		sxrc_cm_answer(dev, cm, p, id->mad);
+		return true;
+	case SXRC_CMS_DONE:
+		if (id->sent != SXRC_CM_MSG_REJ)
+			return false;
 		sxrc_cm_answer(dev, cm, p, id->mad);
 		return true;
 	default:

@@ -458,8 +458,12 @@ static int sxrc_cm_do_send(struct sxrc_dev *dev, struct sxrc_cm_id *id,
 			return -EINVAL;
 		if (id->state == SXRC_CMS_REQ_SENT)
 			what = SXRC_CM_MSGD_OTHER;
-		/* Not kept: the scratch MAD. */
-		m = sxrc_cm_mad_start(cm->mad, in->msg, id->tid);
+		/*
+		 * A REJ is kept, for a REQ repeated after it (the REJ may
+		 * have been lost); an MRA is not: the scratch MAD.
+		 */
+		m = sxrc_cm_mad_start(in->msg == SXRC_CM_MSG_REJ ? id->mad :
+				      cm->mad, in->msg, id->tid);
 		put_unaligned_be32(id->local_id, m + SXRC_CM_MSG(0));
 		put_unaligned_be32(id->remote_id, m + SXRC_CM_MSG(4));
 		m[SXRC_CM_MSG(8)] = what << 6;
@@ -488,6 +492,32 @@ static int sxrc_cm_do_send(struct sxrc_dev *dev, struct sxrc_cm_id *id,
 		id->sent = in->msg;
 	*mp = m;
 	return 0;
+}
+
+/*
+ * The QP a REQ, REP or SIDR_REP names: @in->qp_handle, or with no handle
+ * the QP numbered @in->conn.qpn, which must be the caller's (rdma_cm
+ * lets an application name its QP by number only: conn_param.qp_num).
+ * A reference and a call count, as sxrc_obj_get() gives; EINVAL when it
+ * names no QP of the caller's context.
+ */
+static struct sxrc_obj *sxrc_cm_qp_get(struct sxrc_ctx *ctx,
+				       const struct sxrc_cm_send_in *in)
+{
+	struct sxrc_qp *qp;
+	u32 handle;
+
+	if (in->qp_handle)
+		return sxrc_obj_get(ctx, in->qp_handle, SXRC_TYPE_QP);
+	qp = sxrc_qp_lookup(ctx->dev, in->conn.qpn);
+	if (!qp)
+		return ERR_PTR(-EINVAL);
+	/* Another context's QP is not even looked at. */
+	handle = qp->obj.ctx == ctx ? qp->obj.handle : 0;
+	sxrc_obj_drop(&qp->obj);
+	if (!handle)
+		return ERR_PTR(-EINVAL);
+	return sxrc_obj_get(ctx, handle, SXRC_TYPE_QP);
 }
 
 int sxrc_cm_send(struct sxrc_call *call)
@@ -524,8 +554,8 @@ int sxrc_cm_send(struct sxrc_call *call)
 		goto out_free;
 	}
 	id = to_sxrc_cm_id(obj);
-	if (qp_used && in->qp_handle) {
-		qpo = sxrc_obj_get(call->ctx, in->qp_handle, SXRC_TYPE_QP);
+	if (qp_used && (in->qp_handle || in->conn.qpn)) {
+		qpo = sxrc_cm_qp_get(call->ctx, in);
 		if (IS_ERR(qpo)) {
 			ret = PTR_ERR(qpo);
 			goto out_put;

@@ -88,17 +88,20 @@ static int cm_msg(int fd, uint32_t h, uint16_t msg, uint32_t qp,
 	return cm_send(fd, &in);
 }
 
-/* A REQ from @from to @to for @sid through @qp, with private data. */
-static int cm_req(struct ws_end *from, struct ws_end *to, uint32_t h,
-		  uint64_t sid, struct ibv_qp *qp, uint8_t timeout,
-		  uint8_t retries, const char *pd)
+/*
+ * A REQ from @from to @to for @sid through @qp (by its handle; with
+ * @qpn, by that number alone), with private data.
+ */
+static int cm_req_qpn(struct ws_end *from, struct ws_end *to, uint32_t h,
+		      uint64_t sid, struct ibv_qp *qp, uint32_t qpn,
+		      uint8_t timeout, uint8_t retries, const char *pd)
 {
 	struct sxrc_cm_send_in in = {
 		.handle = h, .msg = SXRC_CM_MSG_REQ,
 		.qp_handle = qp ? qp->handle : 0,
 		.pdata = (uintptr_t)pd, .pdata_len = pd ? strlen(pd) + 1 : 0,
 		.conn = {
-			.service_id = sid, .psn = CM_PSN_A,
+			.service_id = sid, .psn = CM_PSN_A, .qpn = qpn,
 			.transport = SXRC_CM_TRANSPORT_RC,
 			.responder_resources = 4, .initiator_depth = 4,
 			.retry_count = 7, .rnr_retry_count = 7,
@@ -111,6 +114,13 @@ static int cm_req(struct ws_end *from, struct ws_end *to, uint32_t h,
 	memcpy(in.conn.gid, to->gid.raw, 16);
 	memcpy(in.conn.local_gid, from->gid.raw, 16);
 	return cm_send(cm_fd(from), &in);
+}
+
+static int cm_req(struct ws_end *from, struct ws_end *to, uint32_t h,
+		  uint64_t sid, struct ibv_qp *qp, uint8_t timeout,
+		  uint8_t retries, const char *pd)
+{
+	return cm_req_qpn(from, to, h, sid, qp, 0, timeout, retries, pd);
 }
 
 /* The next event of channel @chan within @ms: 0, or -1. */
@@ -275,7 +285,14 @@ TEST_F_TIMEOUT(cm, connect, WS_SECS)
 		EXPECT_EQ(-EINVAL, cm_send(self->fb, &rep));
 	}
 
-	ASSERT_EQ(0, cm_event(self->ca, &ev, CM_EV_MS));
+	/*
+	 * An MRA may come first: B's application took longer than the
+	 * REQ's response timeout (268 ms), A sent the REQ again, and B's
+	 * module answered the duplicate with an MRA.
+	 */
+	do {
+		ASSERT_EQ(0, cm_event(self->ca, &ev, CM_EV_MS));
+	} while (ev.event == SXRC_CM_EVENT_MRA);
 	ASSERT_EQ(SXRC_CM_EVENT_REP, ev.event);
 	EXPECT_EQ(0xa11ce, ev.user_cookie);
 	EXPECT_EQ(ida, ev.handle);
@@ -509,6 +526,9 @@ TEST_F(cm, refused)
 	other.qp = NULL;
 	EXPECT_EQ(-EINVAL, cm_req(&other, &self->b, ido, CM_SID | 12,
 				  self->a.qp, 16, 3, NULL));
+	/* ... nor by its number (rdma_cm's conn_param.qp_num). */
+	EXPECT_EQ(-EINVAL, cm_req_qpn(&other, &self->b, ido, CM_SID | 12,
+				      NULL, self->a.qp->qp_num, 16, 3, NULL));
 	/* No QP, another object's handle, a GID not the link's. */
 	EXPECT_EQ(-EINVAL, cm_req(&self->a, &self->b, ida, CM_SID | 12, NULL,
 				  16, 3, NULL));
@@ -567,6 +587,12 @@ TEST_F(cm, refused)
 	ws_end_close(&other);
 	EXPECT_EQ(0, cm_destroy(self->fa, ida));
 	EXPECT_EQ(0, cm_destroy(self->fa, lis));
+	/* A's own QP by its number alone: the REQ goes. */
+	ida = cm_id(self->fa, self->ca, 14);
+	ASSERT_LT(0, ida);
+	EXPECT_EQ(0, cm_req_qpn(&self->a, &self->b, ida, CM_SID | 13, NULL,
+				self->a.qp->qp_num, 16, 3, NULL));
+	EXPECT_EQ(0, cm_destroy(self->fa, ida));
 }
 
 /* netem on both ends of the pair: @spec, or the pair's own. */

@@ -1204,8 +1204,9 @@ enum sxrc_cm_msg {
  * @local_gid: the link's GID the connection uses: a REQ's or SIDR_REQ's
  *	source (send: must be one of the link's); the GID a message came
  *	to (event)
- * @qpn: REQ, REP: the sender's QP (send: ignored, the module takes it
- *	from @qp_handle); SIDR_REP: the UD QP; XRC REP: the XRC target QP
+ * @qpn: REQ, REP: the sender's QP (send: the module takes it from
+ *	the QP sxrc_cm_send_in names); SIDR_REP: the UD QP; XRC REP: the
+ *	XRC target QP
  * @psn: REQ, REP: the sender's starting PSN (24 bits)
  * @qkey: SIDR_REP: the UD QP's Q_Key
  * @flow_label: REQ: the path's flow label (20 bits)
@@ -1263,7 +1264,11 @@ struct sxrc_cm_conn {
  * @pdata: user pointer to the private data (0 when @pdata_len is 0)
  * @qp_handle: REQ, REP: the caller's QP (RC, UC, or XRC send QP for a
  *	REQ; RC, UC or XRC receive QP for a REP, whose QPN the peer
- *	connects to); SIDR_REP: the caller's UD QP; otherwise zero
+ *	connects to); SIDR_REP: the caller's UD QP (zero for one whose
+ *	@conn.status is not 0); otherwise zero.  Zero for a REQ or REP
+ *	(or SIDR_REP) whose @conn.qpn is the number of one of the
+ *	caller's QPs on the device: the module finds it (rdma_cm names
+ *	an application's own QP by number only)
  * @reason: REJ: the reason (IBA table 112)
  * @mra_timeout: MRA: 4.096 us << this is how long the peer should wait
  *	now (5 bits)
@@ -1324,7 +1329,8 @@ enum sxrc_cm_event_type {
 
 /**
  * struct sxrc_cm_event - one record read from a CM channel
- * @user_cookie: the id's (REQ, SIDR_REQ: the listener's)
+ * @user_cookie: the id's (REQ, SIDR_REQ: the listener's; an id made for
+ *	a REQ or SIDR_REQ has its listener's cookie for good)
  * @event: enum sxrc_cm_event_type
  * @handle: the id the event is about (REQ, SIDR_REQ: the new one)
  * @msg: TIMEOUT: the message that went unanswered (enum sxrc_cm_msg)
