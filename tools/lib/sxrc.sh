@@ -18,7 +18,8 @@
 #                         tested against (tools/kver --all, tools/check)
 #   median [-f FMT]       the median of numbers
 #   listening PORT        whether some socket listens on a TCP port
-#   dev_up KIND IF, dev_down KIND, dev_env CMD..., dev_gid_index
+#   dev_up KIND IF, dev_down KIND, dev_env CMD..., dev_gid_index,
+#   dev_counter NAME [DEV]
 #                         a guest's RoCE device on its vm-pair link
 #                         (tools/guest/check-wire, bench/guest/bench-wire)
 
@@ -128,6 +129,18 @@ dev_env() {
 	else
 		env LD_LIBRARY_PATH="$REPO/build/lib" "$@"
 	fi
+}
+
+# dev_counter NAME [DEV]: counter NAME of the device DEV (default $DEV):
+# a softxrc device's counters/NAME, an rdma_rxe device's port 1
+# hw_counters/NAME; 0 when it has none.
+dev_counter() {
+	local d=${2:-$DEV}
+
+	case "$d" in
+	softxrc*) cat "/sys/class/misc/$d/counters/$1" 2>/dev/null || echo 0 ;;
+	*) cat "/sys/class/infiniband/$d/ports/1/hw_counters/$1" 2>/dev/null || echo 0 ;;
+	esac
 }
 
 # dev_gid_index: the index of DEV's GID ::ffff:SXRC_PAIR_SELF of type
