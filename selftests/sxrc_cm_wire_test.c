@@ -150,7 +150,11 @@ static int cm_answer(int chan, struct sxrc_cm_event *ev, int ms)
 	return ret;
 }
 
-/* @e's QP to RTS towards @peer's QP @dqpn, with the PSNs exchanged. */
+/*
+ * @e's QP to RTS towards @peer's QP @dqpn.  As ib_cm reads a REQ or
+ * REP: the PSN a side puts in its message is where its own receive
+ * queue starts, so @rq_psn is the one @e sent and @sq_psn the peer's.
+ */
 static int cm_qp_up(struct ws_end *e, struct ws_end *peer, uint32_t dqpn,
 		    uint32_t rq_psn, uint32_t sq_psn)
 {
@@ -285,8 +289,8 @@ TEST_F_TIMEOUT(cm, connect, WS_SECS)
 	EXPECT_STREQ("hello from a", (char *)ev.pdata);
 
 	/* B connects its QP as the REQ says and answers. */
-	ASSERT_EQ(0, cm_qp_up(&self->b, &self->a, ev.conn.qpn, ev.conn.psn,
-			      CM_PSN_B));
+	ASSERT_EQ(0, cm_qp_up(&self->b, &self->a, ev.conn.qpn, CM_PSN_B,
+			      ev.conn.psn));
 	{
 		struct sxrc_cm_send_in rep = {
 			.handle = idb, .msg = SXRC_CM_MSG_REP,
@@ -310,8 +314,8 @@ TEST_F_TIMEOUT(cm, connect, WS_SECS)
 	EXPECT_EQ(CM_PSN_B, ev.conn.psn);
 	EXPECT_EQ(0, memcmp(ev.conn.gid, self->b.gid.raw, 16));
 	EXPECT_STREQ("hello from b", (char *)ev.pdata);
-	ASSERT_EQ(0, cm_qp_up(&self->a, &self->b, ev.conn.qpn, ev.conn.psn,
-			      CM_PSN_A));
+	ASSERT_EQ(0, cm_qp_up(&self->a, &self->b, ev.conn.qpn, CM_PSN_A,
+			      ev.conn.psn));
 	ASSERT_EQ(0, cm_msg(self->fa, ida, SXRC_CM_MSG_RTU, 0, "rtu"));
 
 	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
@@ -642,8 +646,8 @@ TEST_F_TIMEOUT(cm, close_live, WS_SECS)
 	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
 	ASSERT_EQ(SXRC_CM_EVENT_REQ, ev.event);
 	idb = ev.handle;
-	ASSERT_EQ(0, cm_qp_up(&self->b, &c, ev.conn.qpn, ev.conn.psn,
-			      CM_PSN_B));
+	ASSERT_EQ(0, cm_qp_up(&self->b, &c, ev.conn.qpn, CM_PSN_B,
+			      ev.conn.psn));
 	ASSERT_EQ(0, cm_msg(self->fb, idb, SXRC_CM_MSG_REP,
 			    self->b.qp->handle, NULL));
 	ASSERT_EQ(0, cm_event(cc, &ev, CM_EV_MS));

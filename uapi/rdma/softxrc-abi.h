@@ -1207,7 +1207,8 @@ enum sxrc_cm_msg {
  * @qpn: REQ, REP: the sender's QP (send: the module takes it from
  *	the QP sxrc_cm_send_in names); SIDR_REP: the UD QP; XRC REP: the
  *	XRC target QP
- * @psn: REQ, REP: the sender's starting PSN (24 bits)
+ * @psn: REQ, REP: the PSN the sender's receive queue starts at, which
+ *	the other side sends with first (24 bits; as ib_cm reads it)
  * @qkey: SIDR_REP: the UD QP's Q_Key
  * @flow_label: REQ: the path's flow label (20 bits)
  * @transport: REQ: SXRC_CM_TRANSPORT_*
