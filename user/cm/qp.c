@@ -63,7 +63,12 @@ static int sxcm_init_attr(struct sxcm_id *s, struct ibv_qp_attr *a, int *mask)
 			a->path_mtu = sxcm_dev.port.active_mtu;
 		}
 		a->dest_qp_num = s->remote_qpn;
-		a->rq_psn = s->remote_psn;
+		/*
+		 * As ib_cm: the PSN each side sends in its REQ or REP is
+		 * where its own receive queue starts; it sends with the
+		 * other's.  rdma_rxe's passive side sends with the REQ's.
+		 */
+		a->rq_psn = s->psn;
 		a->max_dest_rd_atomic = s->responder_resources;
 		/* 0.64 ms, not ib_cm's 0 (655 ms): nothing to wait for here. */
 		a->min_rnr_timer = 12;
@@ -72,7 +77,7 @@ static int sxcm_init_attr(struct sxcm_id *s, struct ibv_qp_attr *a, int *mask)
 			 IBV_QP_MIN_RNR_TIMER;
 		return 0;
 	case IBV_QPS_RTS:
-		a->sq_psn = s->psn;
+		a->sq_psn = ud ? s->psn : s->remote_psn;
 		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 		if (ud)
 			return 0;
