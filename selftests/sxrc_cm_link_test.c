@@ -218,7 +218,9 @@ static int cl_next_port(void)
 /*
  * @srv on @sh and @cli on @ch (each with "%d" for the port): 0, or what
  * failed (logged).  A client that fails while the server still runs is
- * tried again: the server may not listen yet.
+ * tried again: the server may not listen yet.  A client gets 25 s (one
+ * that hangs is not tried again), the server 10 s more; their output is
+ * line-buffered, so what a killed one said is shown.
  */
 static int cl_pair(enum cl_host sh, const char *srv, enum cl_host ch,
 		   const char *cli)
@@ -231,10 +233,13 @@ static int cl_pair(enum cl_host sh, const char *srv, enum cl_host ch,
 	snprintf(s, sizeof(s), srv, port);
 	snprintf(c, sizeof(c), cli, port);
 	snprintf(cmd, sizeof(cmd),
-		 "%s %s >/tmp/sxcl-srv-%d.log 2>&1 & s=$!; "
+		 "%s stdbuf -oL %s >/tmp/sxcl-srv-%d.log 2>&1 & s=$!; "
 		 "for d in 0.5 1 2 4; do sleep $d; "
-		 "%s %s >/tmp/sxcl-cli-%d.$d.log 2>&1; c=$?; [ $c = 0 ] && break; "
+		 "timeout -k 2 25 %s stdbuf -oL %s >/tmp/sxcl-cli-%d.$d.log 2>&1; "
+		 "c=$?; [ $c = 0 ] || [ $c = 124 ] && break; "
 		 "kill -0 $s 2>/dev/null || break; done; "
+		 "[ $c = 124 ] && ps -eo pid,stat,wchan:24,args | "
+		 "grep -e rping -e ucmatose -e udaddy | grep -v grep; "
 		 "[ $c = 0 ] || kill $s 2>/dev/null; "
 		 "for i in $(seq 100); do kill -0 $s 2>/dev/null || break; sleep 0.1; done; "
 		 "kill $s 2>/dev/null; wait $s; r=$?; "
@@ -244,7 +249,7 @@ static int cl_pair(enum cl_host sh, const char *srv, enum cl_host ch,
 		 "grep -v ':0$'; grep -H . /sys/class/infiniband/rxe*/ports/1/hw_counters/* "
 		 "2>/dev/null | grep -v ':0$'; dmesg | tail -n 20; exit 1; }",
 		 sp, s, port, cp, c, port, port, port);
-	ret = sxrc_run(cmd, 120, 1 << 16, &out);
+	ret = sxrc_run(cmd, 75, 1 << 16, &out);
 	if (ret)
 		sxrc_tail(out, 60);
 	free(out);
@@ -282,8 +287,9 @@ static int cl_udaddy(enum cl_host sh, const char *srv_addr, enum cl_host ch)
 {
 	char srv[256], cli[256];
 
-	snprintf(srv, sizeof(srv), "udaddy -b %s -p %%d -C 10", srv_addr);
-	snprintf(cli, sizeof(cli), "udaddy -s %s -p %%d -C 10", srv_addr);
+	/* udaddy's port is 7174 (its -p is the port space). */
+	snprintf(srv, sizeof(srv), "udaddy -b %s -C 10", srv_addr);
+	snprintf(cli, sizeof(cli), "udaddy -s %s -C 10", srv_addr);
 	return cl_pair(sh, srv, ch, cli);
 }
 
