@@ -166,8 +166,7 @@ static int sxcm_accept(struct sxcm_id *s, struct rdma_conn_param *p)
 		s->responder_resources = p->responder_resources;
 	if (p && p->initiator_depth != RDMA_MAX_INIT_DEPTH)
 		s->initiator_depth = p->initiator_depth;
-	if (s->link && !s->id.qp)
-		return -EOPNOTSUPP;	/* the module names QPs by handle */
+	/* Without an id->qp the application moved its QP (qp_num) itself. */
 	if (s->id.qp) {
 		ret = sxcm_qp_connect(s);
 		if (ret)
