@@ -569,20 +569,24 @@ out:
 }
 
 /*
- * softxrc's device, then the system library's.  The list ends in NULL;
- * the system library's own list, to be given back to it, hides after.
+ * softxrc's device, its links (libfabric's verbs provider finds a
+ * link's domain here), then the system library's.  The list ends in
+ * NULL; the system library's own list, to be given back to it, hides
+ * after.
  */
 SXCM_EXPORT struct ibv_context **rdma_get_devices(int *num_devices)
 {
 	struct ibv_context **list, **sys;
-	int n = 0, ns;
+	int n = 0, ns, nl;
 
 	pthread_mutex_lock(&sxcm_lock);
 	sys = sxcm_sys_devices(&ns);
-	list = calloc(ns + 3, sizeof(*list));
+	nl = sxcm_link_contexts(NULL, 0);
+	list = calloc(ns + nl + 3, sizeof(*list));
 	if (list) {
 		if (sxcm_device())
 			list[n++] = sxcm_dev.ctx;
+		n += sxcm_link_contexts(list + n, nl);
 		for (int i = 0; i < ns; i++)
 			list[n++] = sys[i];
 		list[n + 1] = (struct ibv_context *)sys;

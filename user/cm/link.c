@@ -117,6 +117,25 @@ static void sxcm_links_scan(void)
 		ibv_free_device_list(list);
 }
 
+/*
+ * The contexts of this host's links (each opened once per process), at
+ * most @max of them in @out: their number.  With sxcm_lock held.
+ */
+int sxcm_link_contexts(struct ibv_context **out, int max)
+{
+	struct sxcm_list *p;
+	int n = 0;
+
+	sxcm_links_scan();
+	for (p = sxcm_links.next; p != &sxcm_links; p = p->next) {
+		if (out && n < max)
+			out[n] = sxcm_container_of(p, struct sxcm_link,
+						   node)->ctx;
+		n++;
+	}
+	return n;
+}
+
 /* The index of @g in @l's GID table (addresses come and go), or -1. */
 static int sxcm_link_gid_index(struct sxcm_link *l, const union ibv_gid *g)
 {

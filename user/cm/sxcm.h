@@ -364,6 +364,7 @@ void *sxcm_sys_fn(const char *name, _Atomic(void *) *cache);
 	sxcm_r_; })
 
 /* link.c, linkev.c: ids between hosts, through a link's CM */
+int sxcm_link_contexts(struct ibv_context **out, int max);
 int sxcm_link_bind(struct sxcm_id *s);
 void sxcm_link_unbind(struct sxcm_id *s);
 int sxcm_link_resolve(struct sxcm_id *s, const struct sockaddr *dst);
