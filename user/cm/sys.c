@@ -397,6 +397,7 @@ int sxcm_sys_listen_too(struct sxcm_id *s, int backlog)
 int sxcm_sys_follow(struct sxcm_id *s)
 {
 	struct rdma_event_channel *ch;
+	int ret;
 
 	if (!s->sys)
 		return 0;
@@ -405,7 +406,19 @@ int sxcm_sys_follow(struct sxcm_id *s)
 		return -errno;
 	if (s->sys->channel == ch)
 		return 0;
-	return SXCM_SYS_CALL(s, rdma_migrate_id, s->sys, ch);
+	ret = SXCM_SYS_CALL(s, rdma_migrate_id, s->sys, ch);
+	if (ret)
+		return ret;
+	/*
+	 * The kernel's ucma_migrate_id() splices the id's pending events
+	 * onto the new file's list without waking its poll queue, and the
+	 * twin is watched by epoll: an event that reached the old twin
+	 * while we held sxcm_lock (the peer's DISCONNECTED, say) would
+	 * sit there unseen until some later event woke the new one.
+	 * Drain it now; the pump never blocks.
+	 */
+	sxcm_sys_pump(s->chan);
+	return 0;
 }
 
 /* Which id of ours is the proxy (or the wildcard listener) of @y? */
