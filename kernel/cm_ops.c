@@ -509,14 +509,16 @@ static int sxrc_cm_do_send(struct sxrc_dev *dev, struct sxrc_cm_id *id,
 /*
  * The QP a REQ, REP or SIDR_REP names: @in->qp_handle (a QP's, or an XRC
  * receive QP registration's: see sxrc_cm_qp()), or with no handle
- * the QP numbered @in->conn.qpn, which must be the caller's (rdma_cm
- * lets an application name its QP by number only: conn_param.qp_num).
+ * the QP numbered @in->conn.qpn, which must be the caller's, or an XRC
+ * receive QP it is registered with (rdma_cm lets an application name
+ * its QP by number only: conn_param.qp_num).
  * A reference and a call count, as sxrc_obj_get() gives; EINVAL when it
  * names no QP of the caller's context.
  */
 static struct sxrc_obj *sxrc_cm_qp_get(struct sxrc_ctx *ctx,
 				       const struct sxrc_cm_send_in *in)
 {
+	enum sxrc_obj_type type = SXRC_TYPE_QP;
 	struct sxrc_obj *obj;
 	struct sxrc_qp *qp;
 	u32 handle;
@@ -532,12 +534,20 @@ static struct sxrc_obj *sxrc_cm_qp_get(struct sxrc_ctx *ctx,
 	qp = sxrc_qp_lookup(ctx->dev, in->conn.qpn);
 	if (!qp)
 		return ERR_PTR(-EINVAL);
-	/* Another context's QP is not even looked at. */
-	handle = qp->obj.ctx == ctx ? qp->obj.handle : 0;
+	/*
+	 * Another context's QP is not even looked at; an XRC receive QP
+	 * (its domain's) is the caller's through a registration with it.
+	 */
+	if (qp->type == SXRC_QPT_XRC_RECV) {
+		handle = sxrc_xrc_ctx_reg_handle(qp, ctx);
+		type = SXRC_TYPE_XRC_REG;
+	} else {
+		handle = qp->obj.ctx == ctx ? qp->obj.handle : 0;
+	}
 	sxrc_obj_drop(&qp->obj);
 	if (!handle)
 		return ERR_PTR(-EINVAL);
-	return sxrc_obj_get(ctx, handle, SXRC_TYPE_QP);
+	return sxrc_obj_get(ctx, handle, type);
 }
 
 int sxrc_cm_send(struct sxrc_call *call)

@@ -1269,9 +1269,10 @@ struct sxrc_cm_conn {
  *	registration of it, as SXRC_QP_CREATE gave it); SIDR_REP: the
  *	caller's UD QP (zero for one whose @conn.status is not 0);
  *	otherwise zero.  Zero for a REQ or REP (or SIDR_REP) whose
- *	@conn.qpn is the number of one of the caller's QPs on the device
- *	(not an XRC receive QP): the module finds it (rdma_cm names an
- *	application's own QP by number only)
+ *	@conn.qpn is the number of one of the caller's QPs on the device,
+ *	or of an XRC receive QP the caller is registered with: the
+ *	module finds it (rdma_cm names an application's own QP by
+ *	number only)
  * @reason: REJ: the reason (IBA table 112)
  * @mra_timeout: MRA: 4.096 us << this is how long the peer should wait
  *	now (5 bits)
