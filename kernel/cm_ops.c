@@ -297,10 +297,22 @@ static int sxrc_cm_check_path(struct sxrc_dev *dev, struct sxrc_cm_id *id,
 	return 0;
 }
 
+/*
+ * The QP of @qpo, what sxrc_cm_qp_get() gave: a QP, or the caller's
+ * registration of an XRC receive QP (which belongs to its domain, and
+ * which the caller's handle names only through the registration).
+ */
+static struct sxrc_qp *sxrc_cm_qp(struct sxrc_obj *qpo)
+{
+	if (qpo->type == SXRC_TYPE_XRC_REG)
+		return to_sxrc_xrc_reg(qpo)->qp;
+	return to_sxrc_qp(qpo);
+}
+
 /* The QP a REQ, REP or SIDR_REP names must be the caller's, of @type. */
 static int sxrc_cm_check_qp(struct sxrc_obj *qpo, u32 type)
 {
-	if (!qpo || to_sxrc_qp(qpo)->type != type)
+	if (!qpo || sxrc_cm_qp(qpo)->type != type)
 		return -EINVAL;
 	return 0;
 }
@@ -341,7 +353,7 @@ static int sxrc_cm_send_req(struct sxrc_dev *dev, struct sxrc_cm_id *id,
 	if (ret)
 		return ret;
 	id->transport = c->transport;
-	id->local_qpn = to_sxrc_qp(qpo)->qpn;
+	id->local_qpn = sxrc_cm_qp(qpo)->qpn;
 	id->service_id = c->service_id;
 	id->tid = (u64)SXRC_CM_MSG_REQ << 32 | id->local_id;
 	sxrc_cm_mad_start(id->mad, SXRC_CM_MSG_REQ, id->tid);
@@ -408,7 +420,7 @@ static int sxrc_cm_do_send(struct sxrc_dev *dev, struct sxrc_cm_id *id,
 		    c->flow_control > 1 ||
 		    sxrc_cm_check_qp(qpo, sxrc_cm_qpt(id->transport, true)))
 			return -EINVAL;
-		id->local_qpn = to_sxrc_qp(qpo)->qpn;
+		id->local_qpn = sxrc_cm_qp(qpo)->qpn;
 		sxrc_cm_mad_start(m, SXRC_CM_MSG_REP, id->tid);
 		sxrc_cm_build_rep(id, m, c, dev->node_guid);
 		next = SXRC_CMS_REP_SENT;
@@ -441,7 +453,7 @@ static int sxrc_cm_do_send(struct sxrc_dev *dev, struct sxrc_cm_id *id,
 		sxrc_cm_mad_start(m, SXRC_CM_MSG_SIDR_REP, id->tid);
 		put_unaligned_be32(id->remote_id, m + SXRC_CM_MSG(0));
 		m[SXRC_CM_MSG(4)] = c->status;
-		sxrc_cm_put24(qpo ? to_sxrc_qp(qpo)->qpn : 0,
+		sxrc_cm_put24(qpo ? sxrc_cm_qp(qpo)->qpn : 0,
 			      m + SXRC_CM_MSG(8));
 		put_unaligned_be64(id->service_id, m + SXRC_CM_MSG(12));
 		put_unaligned_be32(c->qkey, m + SXRC_CM_MSG(20));
@@ -495,29 +507,47 @@ static int sxrc_cm_do_send(struct sxrc_dev *dev, struct sxrc_cm_id *id,
 }
 
 /*
- * The QP a REQ, REP or SIDR_REP names: @in->qp_handle, or with no handle
- * the QP numbered @in->conn.qpn, which must be the caller's (rdma_cm
- * lets an application name its QP by number only: conn_param.qp_num).
+ * The QP a REQ, REP or SIDR_REP names: @in->qp_handle (a QP's, or an XRC
+ * receive QP registration's: see sxrc_cm_qp()), or with no handle
+ * the QP numbered @in->conn.qpn, which must be the caller's, or an XRC
+ * receive QP it is registered with (rdma_cm lets an application name
+ * its QP by number only: conn_param.qp_num).
  * A reference and a call count, as sxrc_obj_get() gives; EINVAL when it
  * names no QP of the caller's context.
  */
 static struct sxrc_obj *sxrc_cm_qp_get(struct sxrc_ctx *ctx,
 				       const struct sxrc_cm_send_in *in)
 {
+	enum sxrc_obj_type type = SXRC_TYPE_QP;
+	struct sxrc_obj *obj;
 	struct sxrc_qp *qp;
 	u32 handle;
 
-	if (in->qp_handle)
-		return sxrc_obj_get(ctx, in->qp_handle, SXRC_TYPE_QP);
+	if (in->qp_handle) {
+		obj = sxrc_obj_get(ctx, in->qp_handle, SXRC_TYPE_QP);
+		/* An XRC receive QP: the handle is the caller's registration. */
+		if (IS_ERR(obj))
+			obj = sxrc_obj_get(ctx, in->qp_handle,
+					   SXRC_TYPE_XRC_REG);
+		return obj;
+	}
 	qp = sxrc_qp_lookup(ctx->dev, in->conn.qpn);
 	if (!qp)
 		return ERR_PTR(-EINVAL);
-	/* Another context's QP is not even looked at. */
-	handle = qp->obj.ctx == ctx ? qp->obj.handle : 0;
+	/*
+	 * Another context's QP is not even looked at; an XRC receive QP
+	 * (its domain's) is the caller's through a registration with it.
+	 */
+	if (qp->type == SXRC_QPT_XRC_RECV) {
+		handle = sxrc_xrc_ctx_reg_handle(qp, ctx);
+		type = SXRC_TYPE_XRC_REG;
+	} else {
+		handle = qp->obj.ctx == ctx ? qp->obj.handle : 0;
+	}
 	sxrc_obj_drop(&qp->obj);
 	if (!handle)
 		return ERR_PTR(-EINVAL);
-	return sxrc_obj_get(ctx, handle, SXRC_TYPE_QP);
+	return sxrc_obj_get(ctx, handle, type);
 }
 
 int sxrc_cm_send(struct sxrc_call *call)

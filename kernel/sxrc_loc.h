@@ -206,6 +206,7 @@ int sxrc_xrc_reg_new(struct sxrc_call *call, struct sxrc_xrcd_open *xopen,
 		     struct sxrc_qp *qp, u64 user_cookie, bool first);
 void sxrc_xrc_qp_event(struct sxrc_obj *obj, u32 event_type);
 bool sxrc_xrc_qp_leave(struct sxrc_qp *qp, struct sxrc_xrc_reg *reg);
+u32 sxrc_xrc_ctx_reg_handle(struct sxrc_qp *qp, struct sxrc_ctx *ctx);
 
 /* qp.c, for xrc.c */
 int sxrc_qp_do_modify(struct sxrc_qp *qp, const struct sxrc_qp_attr *a,

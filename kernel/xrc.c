@@ -371,6 +371,27 @@ static u32 sxrc_xrc_reg_handle(struct sxrc_qp *qp, struct sxrc_ctx *ctx)
 	return handle;
 }
 
+/*
+ * The handle of one of @ctx's registrations with receive QP @qp, legacy
+ * or ibv_open_qp()'s or its creation's, or 0: what names @qp in @ctx
+ * (the CM's REP by QP number).
+ */
+u32 sxrc_xrc_ctx_reg_handle(struct sxrc_qp *qp, struct sxrc_ctx *ctx)
+{
+	struct sxrc_xrc_reg *reg;
+	u32 handle = 0;
+
+	mutex_lock(&qp->xrcd->lock);
+	list_for_each_entry(reg, &qp->regs, entry) {
+		if (reg->obj.ctx == ctx) {
+			handle = reg->obj.handle;
+			break;
+		}
+	}
+	mutex_unlock(&qp->xrcd->lock);
+	return handle;
+}
+
 int sxrc_xrcd_reg_qp(struct sxrc_call *call)
 {
 	const struct sxrc_xrc_qp_in *in = call->in;

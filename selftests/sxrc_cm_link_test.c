@@ -239,7 +239,7 @@ static int cl_pair(enum cl_host sh, const char *srv, enum cl_host ch,
 		 "c=$?; [ $c = 0 ] || [ $c = 124 ] && break; "
 		 "kill -0 $s 2>/dev/null || break; done; "
 		 "[ $c = 124 ] && ps -eo pid,stat,wchan:24,args | "
-		 "grep -e rping -e ucmatose -e udaddy | grep -v grep; "
+		 "grep -e rping -e ucmatose -e udaddy -e rdma_x | grep -v grep; "
 		 "[ $c = 0 ] || kill $s 2>/dev/null; "
 		 "for i in $(seq 100); do kill -0 $s 2>/dev/null || break; sleep 0.1; done; "
 		 "kill $s 2>/dev/null; wait $s; r=$?; "
@@ -291,6 +291,19 @@ static int cl_udaddy(enum cl_host sh, const char *srv_addr, enum cl_host ch)
 	snprintf(srv, sizeof(srv), "udaddy -b %s -C 10", srv_addr);
 	snprintf(cli, sizeof(cli), "udaddy -s %s -C 10", srv_addr);
 	return cl_pair(sh, srv, ch, cli);
+}
+
+/*
+ * XRC through rdma_cm: rdma_xserver (every address, an XRC receive QP
+ * and SRQ) on @sh, rdma_xclient (an XRC send QP) on @ch to @srv_addr;
+ * one message, sent to the server's SRQ named in the REP.
+ */
+static int cl_xrc(enum cl_host sh, const char *srv_addr, enum cl_host ch)
+{
+	char cli[256];
+
+	snprintf(cli, sizeof(cli), "rdma_xclient -s %s -p %%d -c x", srv_addr);
+	return cl_pair(sh, "rdma_xserver -p %d -c x", ch, cli);
 }
 
 /* Does the module have a CM (the library then speaks it)? */
@@ -381,6 +394,13 @@ TEST_F_TIMEOUT(link, udaddy_softxrc, 300)
 	CL_PROG("udaddy");
 	EXPECT_EQ(0, cl_udaddy(CL_A, CL_A_ADDR, CL_C));
 	EXPECT_EQ(0, cl_udaddy(CL_C, CL_C_ADDR, CL_A));
+}
+
+TEST_F_TIMEOUT(link, xrc_softxrc, 300)
+{
+	CL_PROG("rdma_xserver");
+	EXPECT_EQ(0, cl_xrc(CL_A, CL_A_ADDR, CL_C));
+	EXPECT_EQ(0, cl_xrc(CL_C, CL_C_ADDR, CL_A));
 }
 
 /* Nobody listens on a softxrc host: REJECTED, status 8, at once. */

@@ -4,7 +4,8 @@
  * over QP1 on RoCEv2), driven through its ioctls (SXRC_OBJ_CM) between
  * the two links of sxrc_wire_pair.h (softxrc6 here, softxrc7 in another
  * network namespace, netem between them): listen, REQ, REP, RTU and RC
- * traffic over the QPs the exchange connected, DREQ/DREP, REJ, no
+ * traffic over the QPs the exchange connected, an XRC REP naming the
+ * receive QP by handle or number, DREQ/DREP, REJ, no
  * listener, a peer that never answers, SIDR, EADDRINUSE, handles and
  * QPs of others refused, and what a context that closes leaves its
  * peers.  The links' counters (counters/wire_cm_*) must show the module
@@ -349,6 +350,108 @@ TEST_F_TIMEOUT(cm, connect, WS_SECS)
 	EXPECT_EQ(0, cm_destroy(self->fb, idb));
 	EXPECT_EQ(0, cm_destroy(self->fb, lis));
 	EXPECT_EQ(-EINVAL, cm_destroy(self->fb, lis));
+}
+
+/*
+ * XRC (transport 3): A's XRC send QP asks, and B answers with its XRC
+ * receive QP, which belongs to B's domain: by the handle
+ * ibv_create_qp_ex() gave it (B's registration with it), then, in a
+ * second exchange, by its number alone (rdma_cm's conn_param.qp_num).
+ * A hears the receive QP's number.  An RC QP is no answer to an XRC
+ * REQ, nor is a QP number of nobody's.
+ */
+TEST_F_TIMEOUT(cm, xrc_rep, WS_SECS)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_qp_init_attr_ex ra = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	struct ibv_qp *sqp[2], *rqp;
+	struct ibv_xrcd *xrcd;
+	struct sxrc_cm_event ev;
+	long lis, ida;
+	int round;
+
+	xrcd = ibv_open_xrcd(self->b.ctx, &xa);
+	ASSERT_NE(NULL, xrcd);
+	ra.xrcd = xrcd;
+	rqp = ibv_create_qp_ex(self->b.ctx, &ra);
+	ASSERT_NE(NULL, rqp);
+	lis = cm_id(self->fb, self->cb, 0xb0b);
+	ASSERT_LT(0, lis);
+	ASSERT_EQ(0, cm_listen(self->fb, lis, CM_SID | 9, 8));
+	for (round = 0; round < 2; round++) {
+		struct ibv_qp_init_attr_ex sa = {
+			.qp_type = IBV_QPT_XRC_SEND,
+			.comp_mask = IBV_QP_INIT_ATTR_PD,
+			.pd = self->a.pd, .send_cq = self->a.cq,
+			.cap = { .max_send_wr = 1, .max_send_sge = 1 },
+		};
+		struct sxrc_cm_send_in req = {
+			.msg = SXRC_CM_MSG_REQ,
+			.conn = {
+				.service_id = CM_SID | 9, .psn = CM_PSN_A,
+				.transport = SXRC_CM_TRANSPORT_XRC,
+				.retry_count = 7, .rnr_retry_count = 7,
+				.path_mtu = IBV_MTU_1024,
+				.local_ack_timeout = 14, .hop_limit = 64,
+				.max_cm_retries = 8, .cm_response_timeout = 16,
+			},
+		};
+		struct sxrc_cm_send_in rep = {
+			.msg = SXRC_CM_MSG_REP,
+			.conn = { .psn = CM_PSN_B, .rnr_retry_count = 7 },
+		};
+
+		sqp[round] = ibv_create_qp_ex(self->a.ctx, &sa);
+		ASSERT_NE(NULL, sqp[round]);
+		ida = cm_id(self->fa, self->ca, 0xa11ce + round);
+		ASSERT_LT(0, ida);
+		req.handle = ida;
+		req.qp_handle = sqp[round]->handle;
+		memcpy(req.conn.gid, self->b.gid.raw, 16);
+		memcpy(req.conn.local_gid, self->a.gid.raw, 16);
+		ASSERT_EQ(0, cm_send(self->fa, &req));
+
+		ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+		ASSERT_EQ(SXRC_CM_EVENT_REQ, ev.event);
+		EXPECT_EQ(SXRC_CM_TRANSPORT_XRC, ev.conn.transport);
+		EXPECT_EQ(sqp[round]->qp_num, ev.conn.qpn);
+		rep.handle = ev.handle;
+		rep.qp_handle = self->b.qp->handle;
+		EXPECT_EQ(-EINVAL, cm_send(self->fb, &rep));
+		rep.qp_handle = 0;
+		rep.conn.qpn = 0xfffff0;
+		EXPECT_EQ(-EINVAL, cm_send(self->fb, &rep));
+		if (round == 0) {
+			rep.qp_handle = rqp->handle;
+			rep.conn.qpn = 0;
+		} else {
+			rep.conn.qpn = rqp->qp_num;
+		}
+		ASSERT_EQ(0, cm_send(self->fb, &rep));
+
+		ASSERT_EQ(0, cm_answer(self->ca, &ev, CM_EV_MS));
+		ASSERT_EQ(SXRC_CM_EVENT_REP, ev.event);
+		EXPECT_EQ(ida, ev.handle);
+		EXPECT_EQ(rqp->qp_num, ev.conn.qpn);
+		EXPECT_EQ(CM_PSN_B, ev.conn.psn);
+		ASSERT_EQ(0, cm_msg(self->fa, ida, SXRC_CM_MSG_RTU, 0, NULL));
+		ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+		ASSERT_EQ(SXRC_CM_EVENT_RTU, ev.event);
+		EXPECT_EQ(rep.handle, ev.handle);
+		EXPECT_EQ(0, cm_destroy(self->fb, rep.handle));
+		EXPECT_EQ(0, cm_destroy(self->fa, ida));
+	}
+	EXPECT_EQ(0, cm_destroy(self->fb, lis));
+	EXPECT_EQ(0, ibv_destroy_qp(sqp[0]));
+	EXPECT_EQ(0, ibv_destroy_qp(sqp[1]));
+	EXPECT_EQ(0, ibv_destroy_qp(rqp));
+	EXPECT_EQ(0, ibv_close_xrcd(xrcd));
 }
 
 /* The application rejects: the active side hears why, with its data. */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * softxrc selftest: Debian's own, unmodified rdmacm-utils programs (rping,
- * rdma_server/rdma_client, ucmatose, udaddy) on softxrc0, each as a server
- * and a client process, through the drop-in librdmacm.so.1; and the
- * resource view while rping runs.
+ * rdma_server/rdma_client, rdma_xserver/rdma_xclient, ucmatose, udaddy)
+ * on softxrc0, each as a server and a client process, through the
+ * drop-in librdmacm.so.1; and the resource view while rping runs.
  */
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -155,6 +155,23 @@ TEST_F_TIMEOUT(prog, rdma_server_client, 90)
 	ASSERT_LT(0, port);
 	snprintf(log, sizeof(log), "/tmp/sxcm-cli-%d.log", port);
 	EXPECT_EQ(1, count_lines(log, "rdma_client: end 0"));
+}
+
+/* XRC: an XRC send QP to the server's XRC receive QP and SRQ. */
+TEST_F_TIMEOUT(prog, rdma_xserver_xclient, 90)
+{
+	int port = run_pair(_metadata, "/usr/bin/rdma_xserver", "-p %d -c x",
+			    "/usr/bin/rdma_xclient",
+			    "-s 127.0.0.1 -p %d -c x", 60);
+	char log[64];
+
+	if (port == -2)
+		SKIP(return, "rdma_xserver is not installed");
+	ASSERT_LT(0, port);
+	snprintf(log, sizeof(log), "/tmp/sxcm-srv-%d.log", port);
+	EXPECT_EQ(1, count_lines(log, "rdma_xserver: end 0"));
+	snprintf(log, sizeof(log), "/tmp/sxcm-cli-%d.log", port);
+	EXPECT_EQ(1, count_lines(log, "rdma_xclient: end 0"));
 }
 
 TEST_F_TIMEOUT(prog, ucmatose, 90)

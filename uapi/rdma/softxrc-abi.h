@@ -1265,11 +1265,14 @@ struct sxrc_cm_conn {
  * @pdata: user pointer to the private data (0 when @pdata_len is 0)
  * @qp_handle: REQ, REP: the caller's QP (RC, UC, or XRC send QP for a
  *	REQ; RC, UC or XRC receive QP for a REP, whose QPN the peer
- *	connects to); SIDR_REP: the caller's UD QP (zero for one whose
- *	@conn.status is not 0); otherwise zero.  Zero for a REQ or REP
- *	(or SIDR_REP) whose @conn.qpn is the number of one of the
- *	caller's QPs on the device: the module finds it (rdma_cm names
- *	an application's own QP by number only)
+ *	connects to: an XRC receive QP by the handle of the caller's
+ *	registration of it, as SXRC_QP_CREATE gave it); SIDR_REP: the
+ *	caller's UD QP (zero for one whose @conn.status is not 0);
+ *	otherwise zero.  Zero for a REQ or REP (or SIDR_REP) whose
+ *	@conn.qpn is the number of one of the caller's QPs on the device,
+ *	or of an XRC receive QP the caller is registered with: the
+ *	module finds it (rdma_cm names an application's own QP by
+ *	number only)
  * @reason: REJ: the reason (IBA table 112)
  * @mra_timeout: MRA: 4.096 us << this is how long the peer should wait
  *	now (5 bits)

@@ -63,6 +63,7 @@ void sxcm_forget_device(void)
 {
 	sxcm_dev.ctx = NULL;
 	sxcm_dev.pd = NULL;
+	sxcm_dev.xrcd = NULL;
 }
 
 /* The limits of @id's device: its link's, or softxrc's host-local one. */

@@ -408,10 +408,14 @@ SXCM_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res
 	if (ret)
 		return ret;
 	s = to_sxcm_id(cm);
-	/* As rdma-core: the QP is of the type the address info names. */
+	/*
+	 * As rdma-core: the id and its QP are of the type the address info
+	 * names (a passive id's requests' too: XRC_RECV for rdma_xserver).
+	 */
+	if (res->ai_qp_type)
+		cm->qp_type = (enum ibv_qp_type)res->ai_qp_type;
 	if (qp_init_attr)
-		qp_init_attr->qp_type = res->ai_qp_type ?
-			(enum ibv_qp_type)res->ai_qp_type : IBV_QPT_RC;
+		qp_init_attr->qp_type = cm->qp_type;
 	if (res->ai_flags & RAI_PASSIVE) {
 		ret = rdma_bind_addr(cm, res->ai_src_addr);
 		if (ret)

@@ -4,7 +4,10 @@
  * attributes of each state a connection takes its QP through.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+
+#include <rdma/rdma_verbs.h>
 
 #include "sxcm.h"
 
@@ -69,12 +72,15 @@ static int sxcm_init_attr(struct sxcm_id *s, struct ibv_qp_attr *a, int *mask)
 		 * other's.  rdma_rxe's passive side sends with the REQ's.
 		 */
 		a->rq_psn = s->psn;
+		*mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			 IBV_QP_RQ_PSN;
+		/* An XRC send QP receives nothing: no responder resources. */
+		if (s->id.qp_type == IBV_QPT_XRC_SEND)
+			return 0;
 		a->max_dest_rd_atomic = s->responder_resources;
 		/* 0.64 ms, not ib_cm's 0 (655 ms): nothing to wait for here. */
 		a->min_rnr_timer = 12;
-		*mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			 IBV_QP_MIN_RNR_TIMER;
+		*mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		return 0;
 	case IBV_QPS_RTS:
 		a->sq_psn = ud ? s->psn : s->remote_psn;
@@ -84,10 +90,14 @@ static int sxcm_init_attr(struct sxcm_id *s, struct ibv_qp_attr *a, int *mask)
 		if (!sxcm_has_peer(s))
 			return -EINVAL;
 		a->timeout = s->ack_timeout;
+		*mask |= IBV_QP_TIMEOUT;
+		/* An XRC receive QP only answers: no retries, no reads. */
+		if (s->id.qp_type == IBV_QPT_XRC_RECV)
+			return 0;
 		a->retry_cnt = s->retry_count;
 		a->rnr_retry = s->rnr_retry_count;
 		a->max_rd_atomic = s->initiator_depth;
-		*mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		*mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			 IBV_QP_MAX_QP_RD_ATOMIC;
 		return 0;
 	default:
@@ -148,11 +158,15 @@ void sxcm_qp_error(struct sxcm_id *s)
 		ibv_modify_qp(s->id.qp, &a, IBV_QP_STATE);
 }
 
+/*
+ * The CQs and channels the library made for @s.  An XRC SRQ's CQ stays
+ * while the SRQ does (rdma_destroy_srq() takes them down then).
+ */
 void sxcm_destroy_cqs(struct sxcm_id *s)
 {
 	struct rdma_cm_id *id = &s->id;
 
-	if (!s->own_cqs)
+	if (!s->own_cqs || (id->srq && s->srq_cq))
 		return;
 	if (id->send_cq && id->send_cq != id->recv_cq)
 		ibv_destroy_cq(id->send_cq);
@@ -167,38 +181,76 @@ void sxcm_destroy_cqs(struct sxcm_id *s)
 	s->own_cqs = false;
 }
 
-/* CQs (and completion channels) for a QP whose attributes name none. */
-static int sxcm_create_cqs(struct sxcm_id *s, struct ibv_qp_init_attr_ex *a)
+/* A CQ of @size entries (at least 1) on a completion channel of its own. */
+static int sxcm_new_cq(struct sxcm_id *s, uint32_t size, struct ibv_cq **cq,
+		       struct ibv_comp_channel **ch)
 {
 	struct rdma_cm_id *id = &s->id;
 
+	*ch = ibv_create_comp_channel(id->verbs);
+	if (!*ch)
+		return -ENOMEM;
+	*cq = ibv_create_cq(id->verbs, size ? (int)size : 1, id, *ch, 0);
+	if (!*cq) {
+		ibv_destroy_comp_channel(*ch);
+		*ch = NULL;
+		return -ENOMEM;
+	}
 	s->own_cqs = true;
-	if (!a->recv_cq) {
-		id->recv_cq_channel = ibv_create_comp_channel(id->verbs);
-		if (!id->recv_cq_channel)
-			goto err;
-		id->recv_cq = ibv_create_cq(id->verbs,
-					    a->cap.max_recv_wr ? a->cap.max_recv_wr : 1,
-					    id, id->recv_cq_channel, 0);
-		if (!id->recv_cq)
-			goto err;
+	return 0;
+}
+
+/*
+ * CQs (and completion channels) for a QP whose attributes name none: the
+ * id's own if it has them already (an XRC SRQ's receive CQ, say).  An
+ * XRC send QP has no receive queue, so no receive CQ.
+ */
+static int sxcm_create_cqs(struct sxcm_id *s, struct ibv_qp_init_attr_ex *a)
+{
+	struct rdma_cm_id *id = &s->id;
+	int ret;
+
+	if (!a->recv_cq && a->qp_type != IBV_QPT_XRC_SEND) {
+		if (!id->recv_cq) {
+			ret = sxcm_new_cq(s, a->cap.max_recv_wr, &id->recv_cq,
+					  &id->recv_cq_channel);
+			if (ret)
+				goto err;
+		}
 		a->recv_cq = id->recv_cq;
 	}
 	if (!a->send_cq) {
-		id->send_cq_channel = ibv_create_comp_channel(id->verbs);
-		if (!id->send_cq_channel)
-			goto err;
-		id->send_cq = ibv_create_cq(id->verbs,
-					    a->cap.max_send_wr ? a->cap.max_send_wr : 1,
-					    id, id->send_cq_channel, 0);
-		if (!id->send_cq)
-			goto err;
+		if (!id->send_cq) {
+			ret = sxcm_new_cq(s, a->cap.max_send_wr, &id->send_cq,
+					  &id->send_cq_channel);
+			if (ret)
+				goto err;
+		}
 		a->send_cq = id->send_cq;
 	}
 	return 0;
 err:
 	sxcm_destroy_cqs(s);
-	return -ENOMEM;
+	return ret;
+}
+
+/*
+ * The XRC domain of @s's device (softxrc0's, or its link's), opened on
+ * first need and kept with the device: every XRC receive QP and SRQ the
+ * library makes there shares it.  NULL with errno set on failure.
+ */
+static struct ibv_xrcd *sxcm_xrcd(struct sxcm_id *s)
+{
+	struct ibv_xrcd **xrcd = s->link ? &s->link->xrcd : &sxcm_dev.xrcd;
+	struct ibv_xrcd_init_attr a = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
+
+	if (!*xrcd)
+		*xrcd = ibv_open_xrcd(s->id.verbs, &a);
+	return *xrcd;
 }
 
 int sxcm_create_qp(struct sxcm_id *s, struct ibv_qp_init_attr_ex *attr)
@@ -219,12 +271,29 @@ int sxcm_create_qp(struct sxcm_id *s, struct ibv_qp_init_attr_ex *attr)
 	}
 	if (a.pd->context != s->id.verbs)
 		return -EINVAL;
-	if (!a.srq && s->id.srq)
-		a.srq = s->id.srq;
-	if (!a.send_cq || !a.recv_cq) {
-		ret = sxcm_create_cqs(s, &a);
-		if (ret)
-			return ret;
+	if (a.qp_type == IBV_QPT_XRC_RECV) {
+		/*
+		 * An XRC receive QP belongs to the device's XRC domain: no
+		 * CQs, no queues (its SRQ, rdma_create_srq(), receives).
+		 * The PD stays the id's, for rdma_reg_msgs().
+		 */
+		if (!(a.comp_mask & IBV_QP_INIT_ATTR_XRCD) || !a.xrcd) {
+			a.xrcd = sxcm_xrcd(s);
+			if (!a.xrcd)
+				return errno ? -errno : -ENOMEM;
+			a.comp_mask |= IBV_QP_INIT_ATTR_XRCD;
+		}
+		a.send_cq = a.recv_cq = NULL;
+		a.srq = NULL;
+	} else {
+		if (!a.srq && s->id.srq && a.qp_type != IBV_QPT_XRC_SEND)
+			a.srq = s->id.srq;
+		if (!a.send_cq ||
+		    (!a.recv_cq && a.qp_type != IBV_QPT_XRC_SEND)) {
+			ret = sxcm_create_cqs(s, &a);
+			if (ret)
+				return ret;
+		}
 	}
 	qp = ibv_create_qp_ex(s->id.verbs, &a);
 	if (!qp) {
@@ -305,44 +374,95 @@ SXCM_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
 
 /* -------------------------------------------------------------- SRQs */
 
+/*
+ * A basic SRQ, or (IBV_SRQT_XRC) one in the device's XRC domain for the
+ * id's XRC receive QP, completing on the id's receive CQ (made if it
+ * has none), where rdma_post_recv() and rdma_get_recv_comp() find it.
+ */
+static int sxcm_create_srq(struct sxcm_id *s, struct ibv_srq_init_attr_ex *attr)
+{
+	struct ibv_srq_init_attr_ex a = *attr;
+	struct rdma_cm_id *id = &s->id;
+	bool xrc, made_cq = false;
+	struct ibv_srq *srq;
+	int ret;
+
+	if (s->state == SXCM_SYSTEM)
+		return SXCM_SYS_CALL(s, rdma_create_srq_ex, s->sys, attr);
+	xrc = (a.comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+	      a.srq_type == IBV_SRQT_XRC;
+	if ((a.comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+	    a.srq_type != IBV_SRQT_BASIC && !xrc)
+		return -EOPNOTSUPP;
+	if (!id->verbs || id->srq)
+		return -EINVAL;
+	if (!(a.comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a.pd)
+		a.pd = id->pd ? id->pd : sxcm_default_pd();
+	if (!a.pd || a.pd->context != id->verbs)
+		return -EINVAL;
+	a.comp_mask |= IBV_SRQ_INIT_ATTR_PD;
+	if (!xrc) {
+		struct ibv_srq_init_attr b = {
+			.srq_context = a.srq_context,
+			.attr = a.attr,
+		};
+
+		srq = ibv_create_srq(a.pd, &b);
+		if (!srq)
+			return errno ? -errno : -ENOMEM;
+		a.attr = b.attr;
+		goto done;
+	}
+	if (!(a.comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !a.xrcd) {
+		a.xrcd = sxcm_xrcd(s);
+		if (!a.xrcd)
+			return errno ? -errno : -ENOMEM;
+		a.comp_mask |= IBV_SRQ_INIT_ATTR_XRCD;
+	}
+	if (!(a.comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !a.cq) {
+		if (!id->recv_cq) {
+			ret = sxcm_new_cq(s, a.attr.max_wr, &id->recv_cq,
+					  &id->recv_cq_channel);
+			if (ret)
+				return ret;
+			made_cq = true;
+		}
+		a.cq = id->recv_cq;
+		a.comp_mask |= IBV_SRQ_INIT_ATTR_CQ;
+	}
+	srq = ibv_create_srq_ex(id->verbs, &a);
+	if (!srq) {
+		ret = errno ? -errno : -ENOMEM;
+		if (made_cq) {
+			ibv_destroy_cq(id->recv_cq);
+			ibv_destroy_comp_channel(id->recv_cq_channel);
+			id->recv_cq = NULL;
+			id->recv_cq_channel = NULL;
+		}
+		return ret;
+	}
+	s->srq_cq = a.cq;
+done:
+	attr->attr = a.attr;
+	id->srq = srq;
+	id->pd = a.pd;
+	return 0;
+}
+
 SXCM_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id,
 				   struct ibv_srq_init_attr_ex *attr)
 {
-	struct ibv_srq_init_attr a = { 0 };
-	struct sxcm_id *s = to_sxcm_id(id);
-	struct ibv_pd *pd;
-	struct ibv_srq *srq;
 	int ret;
 
 	if (!attr)
 		return sxcm_errno(-EINVAL);
 	pthread_mutex_lock(&sxcm_lock);
-	if (s->state == SXCM_SYSTEM) {
-		ret = SXCM_SYS_CALL(s, rdma_create_srq_ex, s->sys, attr);
-		pthread_mutex_unlock(&sxcm_lock);
-		return sxcm_errno(ret);
-	}
+	ret = sxcm_create_srq(to_sxcm_id(id), attr);
 	pthread_mutex_unlock(&sxcm_lock);
-	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
-	    attr->srq_type != IBV_SRQT_BASIC)
-		return sxcm_errno(-EOPNOTSUPP);
-	pthread_mutex_lock(&sxcm_lock);
-	pd = (attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) && attr->pd ? attr->pd :
-		(id->pd ? id->pd : sxcm_default_pd());
-	pthread_mutex_unlock(&sxcm_lock);
-	if (!pd || !id->verbs)
-		return sxcm_errno(-EINVAL);
-	a.srq_context = attr->srq_context;
-	a.attr = attr->attr;
-	srq = ibv_create_srq(pd, &a);
-	if (!srq)
-		return -1;
-	attr->attr = a.attr;
-	id->srq = srq;
-	id->pd = pd;
-	return 0;
+	return sxcm_errno(ret);
 }
 
+/* As rdma-core: an XRC receive id's SRQ is an XRC SRQ. */
 SXCM_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 				struct ibv_srq_init_attr *attr)
 {
@@ -354,7 +474,9 @@ SXCM_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 	a.srq_context = attr->srq_context;
 	a.attr = attr->attr;
 	a.pd = pd;
-	a.comp_mask = pd ? IBV_SRQ_INIT_ATTR_PD : 0;
+	a.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | (pd ? IBV_SRQ_INIT_ATTR_PD : 0);
+	a.srq_type = id->qp_type == IBV_QPT_XRC_RECV ? IBV_SRQT_XRC :
+		IBV_SRQT_BASIC;
 	ret = rdma_create_srq_ex(id, &a);
 	if (!ret)
 		attr->attr = a.attr;
@@ -372,8 +494,14 @@ SXCM_EXPORT void rdma_destroy_srq(struct rdma_cm_id *id)
 		pthread_mutex_unlock(&sxcm_lock);
 		return;
 	}
-	pthread_mutex_unlock(&sxcm_lock);
 	if (id->srq)
 		ibv_destroy_srq(id->srq);
 	id->srq = NULL;
+	/* An XRC SRQ's CQs go with it once the QP has gone. */
+	if (s->srq_cq) {
+		s->srq_cq = NULL;
+		if (!id->qp)
+			sxcm_destroy_cqs(s);
+	}
+	pthread_mutex_unlock(&sxcm_lock);
 }

@@ -122,7 +122,7 @@ struct sxcm_msg {
 	uint32_t magic;
 	uint8_t version;
 	uint8_t type;
-	uint8_t qp_type;		/* REQ: IBV_QPT_RC, or _UD (SIDR) */
+	uint8_t qp_type;		/* REQ: IBV_QPT_RC, _XRC_SEND or _UD (SIDR) */
 	uint8_t pdata_len;
 	uint32_t qpn;			/* REQ, REP */
 	uint32_t psn;			/* REQ, REP: starting send PSN */
@@ -196,6 +196,7 @@ struct sxcm_link {
 	struct sxcm_list node;		/* sxcm_links */
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;		/* for QPs made without one */
+	struct ibv_xrcd *xrcd;		/* for XRC ids, opened on first need */
 	struct ibv_port_attr port;
 	struct ibv_device_attr attr;
 	struct sxcm_watch watch;	/* the CM channel (SXCM_WATCH_LINK) */
@@ -233,6 +234,7 @@ struct sxcm_id {
 	uint32_t qp_num;		/* application QP (no id->qp) */
 	/* resources the library made (rdma_create_qp, rdma_create_ep) */
 	bool own_cqs;
+	struct ibv_cq *srq_cq;		/* an XRC SRQ's: kept while it is */
 	struct ibv_qp_init_attr *ep_attr;	/* passive endpoint's QP attrs */
 	struct ibv_pd *ep_pd;
 	struct ibv_sa_path_rec path;
@@ -273,6 +275,7 @@ struct sxcm_event {
 struct sxcm_device {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;		/* for QPs made without one */
+	struct ibv_xrcd *xrcd;		/* for XRC ids, opened on first need */
 	struct ibv_port_attr port;
 	struct ibv_device_attr attr;
 	union ibv_gid gid;
