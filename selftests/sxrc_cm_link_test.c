@@ -171,24 +171,6 @@ FIXTURE_TEARDOWN(link)
 {
 }
 
-/* The drop-in libraries: build/lib beside this program's directory. */
-static const char *cl_libdir(void)
-{
-	static char dir[PATH_MAX];
-	char exe[PATH_MAX], up[PATH_MAX + 8];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return "build/lib";
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	snprintf(up, sizeof(up), "%s/../lib", exe);
-	return realpath(up, dir) ? dir : "build/lib";
-}
-
 /*
  * How a command runs on each "host": rxe in the initial namespace with
  * Debian's libraries, softxrc in its namespace with the drop-ins.
@@ -203,7 +185,7 @@ static void cl_prefix(char *buf, size_t size, enum cl_host h)
 		snprintf(buf, size, "env -u LD_LIBRARY_PATH");
 	else
 		snprintf(buf, size, "ip netns exec %s env LD_LIBRARY_PATH=%s",
-			 ns[h], cl_libdir());
+			 ns[h], sxrc_libdir());
 }
 
 static int cl_next_port(void)
@@ -314,7 +296,7 @@ static bool cl_have_cm(void)
 
 	snprintf(cmd, sizeof(cmd),
 		 "ip netns exec sxcl-b env LD_LIBRARY_PATH=%s "
-		 "rping -c -C 1 -a " CL_RXE_ADDR " -p 1 2>&1", cl_libdir());
+		 "rping -c -C 1 -a " CL_RXE_ADDR " -p 1 2>&1", sxrc_libdir());
 	sxrc_run(cmd, 30, 1 << 14, &out);
 	/* No CM: the address is no link's, and no host-local one either. */
 	ok = out && !strstr(out, "RDMA_CM_EVENT_ADDR_ERROR");

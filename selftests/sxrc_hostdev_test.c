@@ -176,24 +176,6 @@ FIXTURE_TEARDOWN(hostdev)
 	hd_ldso_clean();
 }
 
-/* The drop-in library's directory: build/lib beside this program's. */
-static const char *hd_libdir(void)
-{
-	static char dir[PATH_MAX];
-	char exe[PATH_MAX], up[PATH_MAX + 8];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return "build/lib";
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	snprintf(up, sizeof(up), "%s/../lib", exe);
-	return realpath(up, dir) ? dir : "build/lib";
-}
-
 /* Debian's ibv_devices through the drop-in library lists both. */
 TEST_F_TIMEOUT(hostdev, devices, 60)
 {
@@ -207,7 +189,7 @@ TEST_F_TIMEOUT(hostdev, devices, 60)
 	snprintf(cmd, sizeof(cmd),
 		 "LD_LIBRARY_PATH=%s ibv_devices && "
 		 "LD_LIBRARY_PATH=%s ibv_devinfo -v -d " HD_RXE,
-		 hd_libdir(), hd_libdir());
+		 sxrc_libdir(), sxrc_libdir());
 	ret = sxrc_run(cmd, 30, 1 << 16, &out);
 	if (ret || !out || !strstr(out, "softxrc0") || !strstr(out, HD_RXE) ||
 	    !strstr(out, "PORT_ACTIVE"))
@@ -222,7 +204,7 @@ TEST_F_TIMEOUT(hostdev, devices, 60)
 	/* Without the system library: softxrc's devices alone, as before. */
 	snprintf(cmd, sizeof(cmd),
 		 "SOFTXRC_SYSTEM_VERBS=none LD_LIBRARY_PATH=%s ibv_devices",
-		 hd_libdir());
+		 sxrc_libdir());
 	out = NULL;
 	ret = sxrc_run(cmd, 30, 1 << 16, &out);
 	EXPECT_EQ(0, ret);
@@ -332,8 +314,8 @@ TEST_F_TIMEOUT(hostdev, rc_pingpong, 150)
 	if (!sxrc_have("ibv_rc_pingpong"))
 		SKIP(return, "ibv_rc_pingpong is not installed");
 	snprintf(args, sizeof(args), "-e -g %d -n 20", self->gid_index);
-	EXPECT_EQ(0, hd_pair(hd_libdir(), "ibv_rc_pingpong", HD_RXE, args));
-	EXPECT_EQ(0, hd_pair(hd_libdir(), "ibv_rc_pingpong", "softxrc0",
+	EXPECT_EQ(0, hd_pair(sxrc_libdir(), "ibv_rc_pingpong", HD_RXE, args));
+	EXPECT_EQ(0, hd_pair(sxrc_libdir(), "ibv_rc_pingpong", "softxrc0",
 			     "-e -n 20"));
 }
 
@@ -353,15 +335,15 @@ TEST_F_TIMEOUT(hostdev, write_bw, 240)
 	if (!sxrc_have("ib_write_bw"))
 		SKIP(return, "ib_write_bw is not installed");
 	snprintf(args, sizeof(args), "-F -x %d -n 100", self->gid_index);
-	EXPECT_EQ(0, hd_pair(hd_libdir(), "ib_write_bw", HD_RXE, args));
+	EXPECT_EQ(0, hd_pair(sxrc_libdir(), "ib_write_bw", HD_RXE, args));
 	sent0 = sxrc_read_long(HD_SEND_BYTES, 10);
-	EXPECT_EQ(0, hd_pair_to(hd_libdir(), "ib_write_bw", HD_RXE,
+	EXPECT_EQ(0, hd_pair_to(sxrc_libdir(), "ib_write_bw", HD_RXE,
 				"-F -R -n 100", HD_ADDR));
 	EXPECT_EQ(sent0, sxrc_read_long(HD_SEND_BYTES, 10));
-	EXPECT_EQ(0, hd_pair(hd_libdir(), "ib_write_bw", "softxrc0",
+	EXPECT_EQ(0, hd_pair(sxrc_libdir(), "ib_write_bw", "softxrc0",
 			     "-F -n 100"));
 	sent0 = sxrc_read_long(HD_SEND_BYTES, 10);
-	EXPECT_EQ(0, hd_pair(hd_libdir(), "ib_write_bw", "softxrc0",
+	EXPECT_EQ(0, hd_pair(sxrc_libdir(), "ib_write_bw", "softxrc0",
 			     "-F -R -n 100"));
 	/* 100 writes of perftest's 65,536 bytes each, through softxrc0. */
 	EXPECT_LE(sent0 + 100 * 65536, sxrc_read_long(HD_SEND_BYTES, 10));
@@ -383,12 +365,12 @@ TEST_F_TIMEOUT(hostdev, rping, 240)
 		SKIP(return, "rping is not installed");
 	sent0 = sxrc_read_long(HD_SEND_BYTES, 10);
 	ASSERT_LE(0, sent0);
-	EXPECT_EQ(0, hd_rping(hd_libdir(), HD_ADDR, HD_ADDR));
-	EXPECT_EQ(0, hd_rping(hd_libdir(), "0.0.0.0", HD_ADDR));
+	EXPECT_EQ(0, hd_rping(sxrc_libdir(), HD_ADDR, HD_ADDR));
+	EXPECT_EQ(0, hd_rping(sxrc_libdir(), "0.0.0.0", HD_ADDR));
 	sent1 = sxrc_read_long(HD_SEND_BYTES, 10);
 	EXPECT_EQ(sent0, sent1);	/* rxe0 carried those */
-	EXPECT_EQ(0, hd_rping(hd_libdir(), "127.0.0.1", "127.0.0.1"));
-	EXPECT_EQ(0, hd_rping(hd_libdir(), "0.0.0.0", "127.0.0.1"));
+	EXPECT_EQ(0, hd_rping(sxrc_libdir(), "127.0.0.1", "127.0.0.1"));
+	EXPECT_EQ(0, hd_rping(sxrc_libdir(), "0.0.0.0", "127.0.0.1"));
 	EXPECT_LT(sent1, sxrc_read_long(HD_SEND_BYTES, 10));
 }
 
@@ -406,12 +388,12 @@ TEST_F_TIMEOUT(hostdev, cmutils, 240)
 	if (!sxrc_have("ucmatose") || !sxrc_have("udaddy"))
 		SKIP(return, "rdmacm-utils is not installed");
 	sent0 = sxrc_read_long(HD_SEND_BYTES, 10);
-	EXPECT_EQ(0, hd_run_pair(hd_libdir(), "ucmatose -p %d -c 4 -C 10",
+	EXPECT_EQ(0, hd_run_pair(sxrc_libdir(), "ucmatose -p %d -c 4 -C 10",
 				 "ucmatose -s " HD_ADDR " -p %d -c 4 -C 10"));
-	EXPECT_EQ(0, hd_run_pair(hd_libdir(), "ucmatose -p %d -C 5 -m",
+	EXPECT_EQ(0, hd_run_pair(sxrc_libdir(), "ucmatose -p %d -C 5 -m",
 				 "ucmatose -s " HD_ADDR " -p %d -C 5 -m"));
 	/* udaddy has no port option (-p is the port space): 7174. */
-	EXPECT_EQ(0, hd_run_pair(hd_libdir(), "udaddy -C 10",
+	EXPECT_EQ(0, hd_run_pair(sxrc_libdir(), "udaddy -C 10",
 				 "udaddy -s " HD_ADDR " -C 10"));
 	EXPECT_EQ(sent0, sxrc_read_long(HD_SEND_BYTES, 10));
 }
@@ -437,7 +419,7 @@ TEST_F_TIMEOUT(hostdev, host_wide, 120)
 		SKIP(return, "ibverbs-utils or ldconfig is not installed");
 	f = fopen(HD_LDSO_CONF, "w");
 	ASSERT_NE(NULL, f);
-	fprintf(f, "%s\n", hd_libdir());
+	fprintf(f, "%s\n", sxrc_libdir());
 	ASSERT_EQ(0, fclose(f));
 	ASSERT_EQ(0, system("/sbin/ldconfig"));
 

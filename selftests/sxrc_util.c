@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -417,6 +418,24 @@ int sxrc_run(const char *cmd, int secs, size_t max, char **out)
 	if (status == -1)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The drop-in libraries' directory: build/lib beside this program's. */
+const char *sxrc_libdir(void)
+{
+	static char dir[PATH_MAX];
+	char exe[PATH_MAX], up[PATH_MAX + 8];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return "build/lib";
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(up, sizeof(up), "%s/../lib", exe);
+	return realpath(up, dir) ? dir : "build/lib";
 }
 
 bool sxrc_have(const char *prog)
