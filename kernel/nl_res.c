@@ -25,6 +25,7 @@
 #include <net/netlink.h>
 #include <rdma/softxrc-netlink.h>
 
+#include "cm.h"
 #include "compat.h"
 #include "sxrc.h"
 
@@ -65,6 +66,11 @@ static_assert(sizeof(struct sxrc_nl_dump) <=
  * @qp_state: QP: state
  * @srqn: SRQ: number
  * @opens: XRCD: opens of the domain
+ * @cm_state: CM id: enum sxrc_nl_cm_state
+ * @local_id: CM id: its comm ID
+ * @remote_id: CM id: the peer's comm ID
+ * @remote_qpn: CM id: the peer's QP
+ * @service_id: CM id: its service ID
  * @stats: QP: counters
  */
 struct sxrc_nl_obj {
@@ -78,7 +84,28 @@ struct sxrc_nl_obj {
 	u32 qp_state;
 	u32 srqn;
 	u32 opens;
+	u32 cm_state;
+	u32 local_id;
+	u32 remote_id;
+	u32 remote_qpn;
+	u64 service_id;
 	u64 stats[SXRC_NUM_STATS];
+};
+
+/* enum sxrc_cm_state to the view's (a destroyed id is over). */
+static const u8 sxrc_nl_cm_state[] = {
+	[SXRC_CMS_IDLE] = SXRC_NL_CM_IDLE,
+	[SXRC_CMS_LISTEN] = SXRC_NL_CM_LISTEN,
+	[SXRC_CMS_REQ_SENT] = SXRC_NL_CM_REQ_SENT,
+	[SXRC_CMS_REQ_RCVD] = SXRC_NL_CM_REQ_RCVD,
+	[SXRC_CMS_REP_SENT] = SXRC_NL_CM_REP_SENT,
+	[SXRC_CMS_REP_RCVD] = SXRC_NL_CM_REP_RCVD,
+	[SXRC_CMS_ESTABLISHED] = SXRC_NL_CM_ESTABLISHED,
+	[SXRC_CMS_DREQ_SENT] = SXRC_NL_CM_DREQ_SENT,
+	[SXRC_CMS_SIDR_REQ_SENT] = SXRC_NL_CM_SIDR_REQ_SENT,
+	[SXRC_CMS_SIDR_REQ_RCVD] = SXRC_NL_CM_SIDR_REQ_RCVD,
+	[SXRC_CMS_DONE] = SXRC_NL_CM_DONE,
+	[SXRC_CMS_DEAD] = SXRC_NL_CM_DONE,
 };
 
 static struct sxrc_nl_dump *sxrc_nl_state(struct netlink_callback *cb)
@@ -197,6 +224,8 @@ static int sxrc_nl_fill_dev(struct sk_buff *skb, struct netlink_callback *cb,
 	    nla_put_u32(skb, SXRC_NL_ATTR_NUM_SRQ,
 			atomic_read(&dev->nobj[SXRC_TYPE_SRQ])) ||
 	    nla_put_u32(skb, SXRC_NL_ATTR_NUM_XRCD, nxrcd) ||
+	    nla_put_u32(skb, SXRC_NL_ATTR_NUM_CM_ID,
+			atomic_read(&dev->nobj[SXRC_TYPE_CM_ID])) ||
 	    nla_put_u64_64bit(skb, SXRC_NL_ATTR_PINNED_PAGES,
 			      atomic64_read(&dev->mr_pages), SXRC_NL_ATTR_PAD) ||
 	    sxrc_nl_put_stats(skb, stats) || sxrc_nl_put_netdev(skb, dev))
@@ -251,6 +280,8 @@ static enum sxrc_obj_type sxrc_nl_obj_type(u32 class)
 		return SXRC_TYPE_QP;
 	case SXRC_NL_RES_SRQ:
 		return SXRC_TYPE_SRQ;
+	case SXRC_NL_RES_CM_ID:
+		return SXRC_TYPE_CM_ID;
 	default:
 		return SXRC_TYPE_XRCD;
 	}
@@ -263,6 +294,7 @@ static enum sxrc_obj_type sxrc_nl_obj_type(u32 class)
 static void sxrc_nl_read_obj(struct sxrc_obj *obj, struct sxrc_xrcd *xrcd,
 			     struct sxrc_nl_obj *o)
 {
+	struct sxrc_cm_id *id;
 	struct sxrc_umem *umem;
 	struct sxrc_qp *qp;
 	struct sxrc_mr *mr;
@@ -304,6 +336,18 @@ static void sxrc_nl_read_obj(struct sxrc_obj *obj, struct sxrc_xrcd *xrcd,
 	case SXRC_TYPE_XRCD:
 		o->inode = xrcd->inode ? xrcd->inode->i_ino : 0;
 		o->opens = atomic_read(&xrcd->nopen);
+		break;
+	case SXRC_TYPE_CM_ID:
+		id = to_sxrc_cm_id(obj);
+		/* The link's CM mutex: every field of its ids. */
+		mutex_lock(&id->cm->mutex);
+		o->cm_state = sxrc_nl_cm_state[id->state];
+		o->service_id = id->service_id;
+		o->local_id = id->local_id;
+		o->remote_id = id->remote_id;
+		o->qpn = id->local_qpn;
+		o->remote_qpn = id->remote_qpn;
+		mutex_unlock(&id->cm->mutex);
 		break;
 	default:
 		break;
@@ -351,6 +395,15 @@ static int sxrc_nl_fill_obj(struct sk_buff *skb, struct netlink_callback *cb,
 		ret = nla_put_u64_64bit(skb, SXRC_NL_ATTR_INODE, o.inode,
 					SXRC_NL_ATTR_PAD) ||
 		      nla_put_u32(skb, SXRC_NL_ATTR_OPENS, o.opens);
+		break;
+	case SXRC_NL_RES_CM_ID:
+		ret = nla_put_u32(skb, SXRC_NL_ATTR_CM_STATE, o.cm_state) ||
+		      nla_put_u64_64bit(skb, SXRC_NL_ATTR_SERVICE_ID,
+					o.service_id, SXRC_NL_ATTR_PAD) ||
+		      nla_put_u32(skb, SXRC_NL_ATTR_CM_LOCAL_ID, o.local_id) ||
+		      nla_put_u32(skb, SXRC_NL_ATTR_CM_REMOTE_ID, o.remote_id) ||
+		      nla_put_u32(skb, SXRC_NL_ATTR_QPN, o.qpn) ||
+		      nla_put_u32(skb, SXRC_NL_ATTR_REMOTE_QPN, o.remote_qpn);
 		break;
 	default:
 		break;

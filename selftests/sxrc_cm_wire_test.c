@@ -5,12 +5,13 @@
  * the two links of sxrc_wire_pair.h (softxrc6 here, softxrc7 in another
  * network namespace, netem between them): listen, REQ, REP, RTU and RC
  * traffic over the QPs the exchange connected, an XRC REP naming the
- * receive QP by handle or number, DREQ/DREP, REJ, no
- * listener, a peer that never answers, SIDR, EADDRINUSE, handles and
- * QPs of others refused, and what a context that closes leaves its
- * peers.  The links' counters (counters/wire_cm_*) must show the module
- * carried every message.
+ * receive QP by handle or number, DREQ/DREP, REJ, no listener, a peer
+ * that never answers, SIDR, EADDRINUSE, handles and QPs of others
+ * refused, what a context that closes leaves its peers, and the
+ * resource view of the ids.  The links' counters (counters/wire_cm_*)
+ * must show the module carried every message.
  */
+#include <limits.h>
 #include <poll.h>
 
 #include "sxrc_wire_pair.h"
@@ -808,6 +809,85 @@ TEST_F_TIMEOUT(cm, close_live, WS_SECS)
 				    "/objects/cm_id", 10));
 	EXPECT_EQ(0, sxrc_read_long("/sys/class/misc/" WS_DEV_B
 				    "/objects/cm_id", 10));
+}
+
+/*
+ * The line of "softxrc res show cm_id" (in @out) for handle @h on link
+ * @dev, if it also holds @want.
+ */
+static bool cm_res_has(const char *out, const char *dev, long h,
+		       const char *want)
+{
+	char head[64], tail[32], line[512];
+	const char *p, *e;
+
+	snprintf(head, sizeof(head), "cm_id dev %s ", dev);
+	snprintf(tail, sizeof(tail), " handle %ld ", h);
+	for (p = out; p && *p; p = e ? e + 1 : NULL) {
+		e = strchr(p, '\n');
+		snprintf(line, sizeof(line), "%.*s ",
+			 (int)(e ? e - p : (long)strlen(p)), p);
+		if (!strncmp(line, head, strlen(head)) && strstr(line, tail))
+			return strstr(line, want);
+	}
+	return false;
+}
+
+/* "softxrc res show cm_id" of this process: 0, or -1. */
+static int cm_res(char **out)
+{
+	char cmd[PATH_MAX + 64];
+
+	free(*out);
+	*out = NULL;
+	snprintf(cmd, sizeof(cmd), "%s res show cm_id pid %d", sxrc_tool(),
+		 getpid());
+	return sxrc_run(cmd, 20, 1 << 16, out) ? -1 : 0;
+}
+
+/*
+ * The resource view shows each id's state, service ID, comm IDs and
+ * QPs as they are (a listener, the two ends of a REQ), and no id once
+ * destroyed: what "rdma res show cm_id" shows of the kernel's rdma_cm.
+ */
+TEST_F_TIMEOUT(cm, res_view, WS_SECS)
+{
+	struct sxrc_cm_event ev;
+	long lis, ida, idb;
+	char *out = NULL, want[64];
+
+	lis = cm_id(self->fb, self->cb, 0x5e5);
+	ASSERT_LT(0, lis);
+	ASSERT_EQ(0, cm_listen(self->fb, lis, CM_SID | 5, 8));
+	ida = cm_id(self->fa, self->ca, 0xa5);
+	ASSERT_LT(0, ida);
+	ASSERT_EQ(0, cm_res(&out));
+	EXPECT_TRUE(cm_res_has(out, WS_DEV_B, lis, " state LISTEN "));
+	EXPECT_TRUE(cm_res_has(out, WS_DEV_B, lis,
+			       " service_id 0x0000000001060005 "));
+	EXPECT_TRUE(cm_res_has(out, WS_DEV_A, ida, " state IDLE "));
+
+	ASSERT_EQ(0, cm_req(&self->a, &self->b, ida, CM_SID | 5, self->a.qp,
+			    16, 8, NULL));
+	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_REQ, ev.event);
+	idb = ev.handle;
+	ASSERT_EQ(0, cm_res(&out));
+	EXPECT_TRUE(cm_res_has(out, WS_DEV_A, ida, " state REQ_SENT "));
+	EXPECT_FALSE(cm_res_has(out, WS_DEV_A, ida, " local_id 0 "));
+	snprintf(want, sizeof(want), " qpn %u ", self->a.qp->qp_num);
+	EXPECT_TRUE(cm_res_has(out, WS_DEV_A, ida, want));
+	EXPECT_TRUE(cm_res_has(out, WS_DEV_B, idb, " state REQ_RCVD "));
+	snprintf(want, sizeof(want), " remote_qpn %u ", self->a.qp->qp_num);
+	EXPECT_TRUE(cm_res_has(out, WS_DEV_B, idb, want));
+	EXPECT_TRUE(cm_res_has(out, WS_DEV_B, lis, " state LISTEN "));
+
+	EXPECT_EQ(0, cm_destroy(self->fb, idb));
+	EXPECT_EQ(0, cm_destroy(self->fb, lis));
+	EXPECT_EQ(0, cm_destroy(self->fa, ida));
+	ASSERT_EQ(0, cm_res(&out));
+	EXPECT_EQ(NULL, strstr(out, "cm_id dev "));
+	free(out);
 }
 
 TEST_HARNESS_MAIN

@@ -10,7 +10,6 @@
 #include <rdma/rdma_verbs.h>
 #include <arpa/inet.h>
 #include <ctype.h>
-#include <libgen.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -233,20 +232,6 @@ TEST_F_TIMEOUT(prog, rping_on_veth, 90)
 
 /* ------------------------------------------- the resource view, live */
 
-static const char *tool_path(void)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return "softxrc";
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/../bin/softxrc", dirname(exe));
-	return path;
-}
-
 /* "softxrc -j res show qp" into a malloc'd string. */
 static char *res_show_qp(void)
 {
@@ -256,7 +241,7 @@ static char *res_show_qp(void)
 
 	if (!out)
 		return NULL;
-	snprintf(cmd, sizeof(cmd), "timeout 20 %s -j res show qp", tool_path());
+	snprintf(cmd, sizeof(cmd), "timeout 20 %s -j res show qp", sxrc_tool());
 	f = popen(cmd, "r");
 	if (!f) {
 		free(out);

@@ -16,7 +16,6 @@
 #include <rdma/softxrc-netlink.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <libgen.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/socket.h>
@@ -37,23 +36,6 @@ struct run {
 	int status;
 };
 
-/* Path of build/bin/softxrc, from build/selftests/<this program>. */
-static const char *tool_path(void)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (path[0])
-		return path;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/../bin/softxrc", dirname(exe));
-	return path;
-}
-
 /* Run "softxrc ARGS"; r->out gets its stdout, r->status its exit code. */
 static int run_tool(struct run *r, const char *fmt, ...)
 {
@@ -67,7 +49,7 @@ static int run_tool(struct run *r, const char *fmt, ...)
 	vsnprintf(args, sizeof(args), fmt, ap);
 	va_end(ap);
 	/* A hung tool fails the test, not the whole run. */
-	snprintf(cmd, sizeof(cmd), "timeout 20 %s %s", tool_path(), args);
+	snprintf(cmd, sizeof(cmd), "timeout 20 %s %s", sxrc_tool(), args);
 	r->out = calloc(1, OUT_MAX);
 	if (!r->out)
 		return -1;
@@ -412,7 +394,7 @@ FIXTURE_SETUP(res)
 	ASSERT_NE(NULL, self->list);
 	if (!num)
 		SKIP(return, "softxrc is not loaded");
-	ASSERT_EQ(0, access(tool_path(), X_OK));
+	ASSERT_EQ(0, access(sxrc_tool(), X_OK));
 	self->ctx = ibv_open_device(self->list[0]);
 	ASSERT_NE(NULL, self->ctx);
 	self->pd = ibv_alloc_pd(self->ctx);

@@ -420,22 +420,35 @@ int sxrc_run(const char *cmd, int secs, size_t max, char **out)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* The drop-in libraries' directory: build/lib beside this program's. */
-const char *sxrc_libdir(void)
+/* build/@sub, from build/selftests/<this program>: @dir (PATH_MAX). */
+static const char *sxrc_build_path(char *dir, const char *sub)
 {
-	static char dir[PATH_MAX];
-	char exe[PATH_MAX], up[PATH_MAX + 8];
+	char exe[PATH_MAX], up[PATH_MAX + 16];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *slash;
 
 	if (n <= 0)
-		return "build/lib";
+		return NULL;
 	exe[n] = '\0';
 	slash = strrchr(exe, '/');
 	if (slash)
 		*slash = '\0';
-	snprintf(up, sizeof(up), "%s/../lib", exe);
-	return realpath(up, dir) ? dir : "build/lib";
+	snprintf(up, sizeof(up), "%s/../%s", exe, sub);
+	return realpath(up, dir);
+}
+
+const char *sxrc_libdir(void)
+{
+	static char dir[PATH_MAX];
+
+	return sxrc_build_path(dir, "lib") ?: "build/lib";
+}
+
+const char *sxrc_tool(void)
+{
+	static char path[PATH_MAX];
+
+	return sxrc_build_path(path, "bin/softxrc") ?: "build/bin/softxrc";
 }
 
 bool sxrc_have(const char *prog)

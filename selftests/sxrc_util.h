@@ -129,7 +129,9 @@ int sxrc_param_write(const char *name, long val);
  * killed, -2 when it could not be started.
  */
 int sxrc_run(const char *cmd, int secs, size_t max, char **out);
+/* build/lib, the drop-in libraries; build/bin/softxrc, the tool. */
 const char *sxrc_libdir(void);
+const char *sxrc_tool(void);
 /* Is @prog an executable in /usr/bin (or a path to one)? */
 bool sxrc_have(const char *prog);
 /* Print the last @n lines of @s as TAP comments. */

@@ -76,6 +76,8 @@ enum sxrc_nl_cmd {
  * @SXRC_NL_RES_SRQ: a shared receive queue
  * @SXRC_NL_RES_XRCD: a context's open of an XRC domain
  * @SXRC_NL_RES_XRCQP: an XRC receive QP and its registrations
+ * @SXRC_NL_RES_CM_ID: a connection manager id of a link (the IB CM on
+ *	its QP1): a listener or one side of a connection
  * @__SXRC_NL_RES_MAX: number of classes
  */
 enum sxrc_nl_res_class {
@@ -89,6 +91,7 @@ enum sxrc_nl_res_class {
 	SXRC_NL_RES_SRQ,
 	SXRC_NL_RES_XRCD,
 	SXRC_NL_RES_XRCQP,
+	SXRC_NL_RES_CM_ID,
 	__SXRC_NL_RES_MAX,
 };
 
@@ -134,6 +137,16 @@ enum sxrc_nl_res_class {
  *	are likewise left out when the caller may not see that context
  * @SXRC_NL_ATTR_NETDEV: string, the network device a link is attached to
  * @SXRC_NL_ATTR_NETDEV_INDEX: u32, its interface index
+ * @SXRC_NL_ATTR_NUM_CM_ID: u32, live connection manager ids of a link
+ * @SXRC_NL_ATTR_CM_STATE: u32, enum sxrc_nl_cm_state of a CM id
+ * @SXRC_NL_ATTR_SERVICE_ID: u64, a listener's service ID; a connection's
+ *	(its REQ's or SIDR_REQ's)
+ * @SXRC_NL_ATTR_CM_LOCAL_ID: u32, a connection's local communication ID
+ *	(0: none yet)
+ * @SXRC_NL_ATTR_CM_REMOTE_ID: u32, the peer's communication ID (0: not
+ *	known yet)
+ * @SXRC_NL_ATTR_REMOTE_QPN: u32, the peer's QP number (0: not known yet);
+ *	the id's own QP is SXRC_NL_ATTR_QPN
  * @__SXRC_NL_ATTR_MAX: number of attributes
  * @SXRC_NL_ATTR_MAX: highest attribute
  */
@@ -171,6 +184,12 @@ enum sxrc_nl_attr {
 	SXRC_NL_ATTR_REG_OTHERS,
 	SXRC_NL_ATTR_NETDEV,
 	SXRC_NL_ATTR_NETDEV_INDEX,
+	SXRC_NL_ATTR_NUM_CM_ID,
+	SXRC_NL_ATTR_CM_STATE,
+	SXRC_NL_ATTR_SERVICE_ID,
+	SXRC_NL_ATTR_CM_LOCAL_ID,
+	SXRC_NL_ATTR_CM_REMOTE_ID,
+	SXRC_NL_ATTR_REMOTE_QPN,
 	__SXRC_NL_ATTR_MAX,
 	SXRC_NL_ATTR_MAX = __SXRC_NL_ATTR_MAX - 1,
 };
@@ -206,6 +225,37 @@ enum sxrc_nl_stat {
 	SXRC_NL_STAT_PAD,
 	SXRC_NL_STAT_RECV_SHARED,
 	__SXRC_NL_STAT_MAX,
+};
+
+/**
+ * enum sxrc_nl_cm_state - where a CM id is (SXRC_NL_ATTR_CM_STATE)
+ * @SXRC_NL_CM_IDLE: made, nothing sent or received
+ * @SXRC_NL_CM_LISTEN: a listener
+ * @SXRC_NL_CM_REQ_SENT: active: its REQ went, the REP is awaited
+ * @SXRC_NL_CM_REQ_RCVD: passive: the REQ is the application's to answer
+ * @SXRC_NL_CM_REP_SENT: passive: its REP went, the RTU is awaited
+ * @SXRC_NL_CM_REP_RCVD: active: the REP is the application's to answer
+ * @SXRC_NL_CM_ESTABLISHED: connected
+ * @SXRC_NL_CM_DREQ_SENT: its DREQ went, the DREP is awaited
+ * @SXRC_NL_CM_SIDR_REQ_SENT: active: its SIDR_REQ went
+ * @SXRC_NL_CM_SIDR_REQ_RCVD: passive: the application's to answer
+ * @SXRC_NL_CM_DONE: over (rejected, disconnected, timed out, answered),
+ *	until its owner destroys it
+ * @__SXRC_NL_CM_MAX: number of states
+ */
+enum sxrc_nl_cm_state {
+	SXRC_NL_CM_IDLE,
+	SXRC_NL_CM_LISTEN,
+	SXRC_NL_CM_REQ_SENT,
+	SXRC_NL_CM_REQ_RCVD,
+	SXRC_NL_CM_REP_SENT,
+	SXRC_NL_CM_REP_RCVD,
+	SXRC_NL_CM_ESTABLISHED,
+	SXRC_NL_CM_DREQ_SENT,
+	SXRC_NL_CM_SIDR_REQ_SENT,
+	SXRC_NL_CM_SIDR_REQ_RCVD,
+	SXRC_NL_CM_DONE,
+	__SXRC_NL_CM_MAX,
 };
 
 #endif /* _UAPI_RDMA_SOFTXRC_NETLINK_H */

@@ -3,7 +3,7 @@
  * softxrc: show the resources of softxrc devices, through the "softxrc"
  * generic netlink family (see the netlink section of softxrc-abi.h).
  *
- *   softxrc [-j] res show [dev|ctx|pd|mr|cq|qp|srq|xrcd|xrcqp] [pid N]
+ *   softxrc [-j] res show [dev|ctx|pd|mr|cq|qp|srq|xrcd|xrcqp|cm_id] [pid N]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,6 +32,7 @@ static const char *const class_names[__SXRC_NL_RES_MAX] = {
 	[SXRC_NL_RES_SRQ] = "srq",
 	[SXRC_NL_RES_XRCD] = "xrcd",
 	[SXRC_NL_RES_XRCQP] = "xrcqp",
+	[SXRC_NL_RES_CM_ID] = "cm_id",
 };
 
 static const char *const stat_names[__SXRC_NL_STAT_MAX] = {
@@ -69,6 +70,10 @@ static const char *const u_names[__SXRC_NL_ATTR_MAX] = {
 	[SXRC_NL_ATTR_REG_COUNT] = "count",
 	[SXRC_NL_ATTR_REG_OTHERS] = "other_registrations",
 	[SXRC_NL_ATTR_NETDEV_INDEX] = "ifindex",
+	[SXRC_NL_ATTR_NUM_CM_ID] = "cm_ids",
+	[SXRC_NL_ATTR_CM_LOCAL_ID] = "local_id",
+	[SXRC_NL_ATTR_CM_REMOTE_ID] = "remote_id",
+	[SXRC_NL_ATTR_REMOTE_QPN] = "remote_qpn",
 };
 
 static bool json;
@@ -94,6 +99,25 @@ static const char *qp_state_name(uint32_t s)
 	};
 
 	return s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
+}
+
+static const char *cm_state_name(uint32_t s)
+{
+	static const char *const n[__SXRC_NL_CM_MAX] = {
+		[SXRC_NL_CM_IDLE] = "IDLE",
+		[SXRC_NL_CM_LISTEN] = "LISTEN",
+		[SXRC_NL_CM_REQ_SENT] = "REQ_SENT",
+		[SXRC_NL_CM_REQ_RCVD] = "REQ_RCVD",
+		[SXRC_NL_CM_REP_SENT] = "REP_SENT",
+		[SXRC_NL_CM_REP_RCVD] = "REP_RCVD",
+		[SXRC_NL_CM_ESTABLISHED] = "ESTABLISHED",
+		[SXRC_NL_CM_DREQ_SENT] = "DREQ_SENT",
+		[SXRC_NL_CM_SIDR_REQ_SENT] = "SIDR_REQ_SENT",
+		[SXRC_NL_CM_SIDR_REQ_RCVD] = "SIDR_REQ_RCVD",
+		[SXRC_NL_CM_DONE] = "DONE",
+	};
+
+	return s < __SXRC_NL_CM_MAX ? n[s] : "?";
 }
 
 static void json_string(const char *s)
@@ -214,6 +238,7 @@ static int res_cb(const struct nlmsghdr *nlh, void *data)
 	const struct nlattr *a;
 	unsigned int nregs = 0;
 	uint32_t class = 0;
+	char hex[24];
 
 	(void)data;
 	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
@@ -250,6 +275,15 @@ static int res_cb(const struct nlmsghdr *nlh, void *data)
 			break;
 		case SXRC_NL_ATTR_QP_STATE:
 			out_str("state", qp_state_name(mnl_attr_get_u32(a)));
+			break;
+		case SXRC_NL_ATTR_CM_STATE:
+			out_str("state", cm_state_name(mnl_attr_get_u32(a)));
+			break;
+		case SXRC_NL_ATTR_SERVICE_ID:
+			/* As ib_cm and rdma_cm show one: 16 hex digits. */
+			snprintf(hex, sizeof(hex), "0x%016" PRIx64,
+				 mnl_attr_get_u64(a));
+			out_str("service_id", hex);
 			break;
 		case SXRC_NL_ATTR_STATS:
 			stats = a;
