@@ -286,8 +286,14 @@ static int sxcm_bind(struct sxcm_id *s, const struct sockaddr *addr)
 	if (ret)
 		return ret;
 	s->state = SXCM_ADDR_BOUND;
-	/* A link's address is that link's (link.c), any other softxrc0's. */
-	if (!sxcm_is_wildcard(addr) && sxcm_link_bind(s))
+	/*
+	 * A link's address is that link's (link.c), any other softxrc0's;
+	 * the wildcard and the loopback address bind no device yet, as in
+	 * the kernel's rdma_cm (verbs NULL: libfabric's verbs provider then
+	 * takes its domain's address for a passive endpoint).
+	 */
+	if (!sxcm_is_wildcard(addr) && !sxcm_is_loopback(addr) &&
+	    sxcm_link_bind(s))
 		sxcm_fill_route(s);
 	return 0;
 }

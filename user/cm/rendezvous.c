@@ -71,6 +71,17 @@ bool sxcm_is_wildcard(const struct sockaddr *sa)
 	return false;
 }
 
+bool sxcm_is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr)
+			>> 24) == IN_LOOPBACKNET;
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(
+			&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return false;
+}
+
 /* An address of this host: a throwaway socket can be bound to it. */
 bool sxcm_is_local(const struct sockaddr *sa)
 {

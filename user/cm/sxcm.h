@@ -401,6 +401,7 @@ int sxcm_connect_socket(struct sxcm_id *id);
 int sxcm_listen_socket(struct sxcm_id *id, int backlog);
 bool sxcm_is_local(const struct sockaddr *sa);
 bool sxcm_is_wildcard(const struct sockaddr *sa);
+bool sxcm_is_loopback(const struct sockaddr *sa);
 socklen_t sxcm_addr_len(const struct sockaddr *sa);
 uint16_t sxcm_get_port(const struct sockaddr *sa);
 void sxcm_set_port(struct sockaddr *sa, uint16_t port_be);
