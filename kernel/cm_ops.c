@@ -317,16 +317,23 @@ static int sxrc_cm_check_qp(struct sxrc_obj *qpo, u32 type)
 	return 0;
 }
 
-static u32 sxrc_cm_qpt(u8 transport, bool recv)
+/*
+ * The QP a REQ (@recv false) or REP names for @transport.  XRC: the send
+ * QP, or the receive QP the caller is registered with, which the module
+ * rests its checks on.  RC and UC: any QP of the caller's but an XRC
+ * receive QP, as ib_cm carries the number only: UCX's rdmacm transport
+ * names a UD QP it made for its number alone (its own QPs are wired up
+ * through the private data).
+ */
+static int sxrc_cm_check_conn_qp(struct sxrc_obj *qpo, u8 transport,
+				 bool recv)
 {
-	switch (transport) {
-	case SXRC_CM_TRANSPORT_RC:
-		return SXRC_QPT_RC;
-	case SXRC_CM_TRANSPORT_UC:
-		return SXRC_QPT_UC;
-	default:
-		return recv ? SXRC_QPT_XRC_RECV : SXRC_QPT_XRC_SEND;
-	}
+	if (transport == SXRC_CM_TRANSPORT_XRC)
+		return sxrc_cm_check_qp(qpo, recv ? SXRC_QPT_XRC_RECV :
+					SXRC_QPT_XRC_SEND);
+	if (!qpo || sxrc_cm_qp(qpo)->type == SXRC_QPT_XRC_RECV)
+		return -EINVAL;
+	return 0;
 }
 
 static int sxrc_cm_send_req(struct sxrc_dev *dev, struct sxrc_cm_id *id,
@@ -345,7 +352,7 @@ static int sxrc_cm_send_req(struct sxrc_dev *dev, struct sxrc_cm_id *id,
 	    c->rnr_retry_count > 7 || c->path_mtu < 1 || c->path_mtu > 5 ||
 	    c->local_ack_timeout > 31 || c->srq > 1 || c->flow_control > 1)
 		return -EINVAL;
-	ret = sxrc_cm_check_qp(qpo, sxrc_cm_qpt(c->transport, false));
+	ret = sxrc_cm_check_conn_qp(qpo, c->transport, false);
 	if (!ret)
 		ret = sxrc_cm_check_path(dev, id, c);
 	if (!ret)
@@ -418,7 +425,7 @@ static int sxrc_cm_do_send(struct sxrc_dev *dev, struct sxrc_cm_id *id,
 		if (id->state != SXRC_CMS_REQ_RCVD || c->psn >> 24 ||
 		    c->rnr_retry_count > 7 || c->srq > 1 ||
 		    c->flow_control > 1 ||
-		    sxrc_cm_check_qp(qpo, sxrc_cm_qpt(id->transport, true)))
+		    sxrc_cm_check_conn_qp(qpo, id->transport, true))
 			return -EINVAL;
 		id->local_qpn = sxrc_cm_qp(qpo)->qpn;
 		sxrc_cm_mad_start(m, SXRC_CM_MSG_REP, id->tid);

@@ -812,6 +812,60 @@ TEST_F_TIMEOUT(cm, close_live, WS_SECS)
 }
 
 /*
+ * An RC REQ or REP may name any QP of the caller's by number, as
+ * ib_cm carries the number only: UCX's rdmacm transport makes a UD QP
+ * for its number alone (its own QPs are wired up through the private
+ * data) and names it in conn_param.qp_num on both sides.
+ */
+TEST_F_TIMEOUT(cm, any_own_qp, WS_SECS)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_UD, .send_cq = self->a.cq,
+		.recv_cq = self->a.cq,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *uda = ibv_create_qp(self->a.pd, &ia), *udb;
+	struct sxrc_cm_event ev;
+	long lis, ida, idb;
+
+	ia.send_cq = ia.recv_cq = self->b.cq;
+	udb = ibv_create_qp(self->b.pd, &ia);
+	ASSERT_NE(NULL, uda);
+	ASSERT_NE(NULL, udb);
+	lis = cm_id(self->fb, self->cb, 0x77);
+	ASSERT_EQ(0, cm_listen(self->fb, lis, CM_SID | 7, 4));
+	ida = cm_id(self->fa, self->ca, 0x78);
+	ASSERT_EQ(0, cm_req_qpn(&self->a, &self->b, ida, CM_SID | 7, NULL,
+				uda->qp_num, 16, 8, "ucx"));
+	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_REQ, ev.event);
+	EXPECT_EQ(uda->qp_num, ev.conn.qpn);
+	idb = ev.handle;
+	{
+		struct sxrc_cm_send_in rep = {
+			.handle = idb, .msg = SXRC_CM_MSG_REP,
+			.conn = { .psn = CM_PSN_B, .qpn = udb->qp_num,
+				  .rnr_retry_count = 7 },
+		};
+
+		ASSERT_EQ(0, cm_send(self->fb, &rep));
+	}
+	ASSERT_EQ(0, cm_answer(self->ca, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_REP, ev.event);
+	EXPECT_EQ(udb->qp_num, ev.conn.qpn);
+	EXPECT_EQ(0, cm_msg(self->fa, ida, SXRC_CM_MSG_RTU, 0, NULL));
+	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+	EXPECT_EQ(SXRC_CM_EVENT_RTU, ev.event);
+
+	EXPECT_EQ(0, cm_destroy(self->fa, ida));
+	EXPECT_EQ(0, cm_destroy(self->fb, idb));
+	EXPECT_EQ(0, cm_destroy(self->fb, lis));
+	EXPECT_EQ(0, ibv_destroy_qp(uda));
+	EXPECT_EQ(0, ibv_destroy_qp(udb));
+}
+
+/*
  * The line of "softxrc res show cm_id" (in @out) for handle @h on link
  * @dev, if it also holds @want.
  */
