@@ -314,6 +314,7 @@ static bool sxrc_cm_rcv_req(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 		put_unaligned_be16(SXRC_CM_REJ_INVALID_SERVICE_ID,
 				   m + SXRC_CM_MSG(10));
 		sxrc_cm_answer(dev, cm, p, m);
+		sxrc_wire_count(dev, SXRC_WIRE_CM_UNLISTENED);
 		return true;
 	}
 	if (lis->sidr || !sxrc_cm_req_ok(req))
@@ -366,6 +367,7 @@ static bool sxrc_cm_rcv_sidr_req(struct sxrc_dev *dev,
 		m[SXRC_CM_MSG(4)] = SXRC_CM_SIDR_UNSUPPORTED;
 		put_unaligned_be64(sid, m + SXRC_CM_MSG(12));
 		sxrc_cm_answer(dev, cm, p, m);
+		sxrc_wire_count(dev, SXRC_WIRE_CM_UNLISTENED);
 		return true;
 	}
 	id = sxrc_cm_passive(dev, cm, lis, p, rcid, true);

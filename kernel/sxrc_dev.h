@@ -109,6 +109,9 @@ struct sxrc_stats {
  *	because their answer did not come in time
  * @SXRC_WIRE_CM_TIMEOUTS: requests given up after their last resend
  *	(SXRC_CM_EVENT_TIMEOUT)
+ * @SXRC_WIRE_CM_UNLISTENED: REQs and SIDR_REQs for a service ID nobody
+ *	listens on, answered at once (REJ "invalid service ID", SIDR_REP
+ *	"unsupported")
  * @SXRC_WIRE_NUM_STATS: how many
  */
 enum sxrc_wire_stat {
@@ -124,6 +127,7 @@ enum sxrc_wire_stat {
 	SXRC_WIRE_CM_DROPPED,
 	SXRC_WIRE_CM_RETRIES,
 	SXRC_WIRE_CM_TIMEOUTS,
+	SXRC_WIRE_CM_UNLISTENED,
 	SXRC_WIRE_NUM_STATS,
 };
 

@@ -401,4 +401,62 @@ TEST_F_TIMEOUT(link, no_listener, 120)
 	free(out);
 }
 
+/*
+ * rping between sxcl-a (client) and sxcl-c (server), pinging without
+ * end; once pings flow, SIGKILL to the client (@kill_client) or to the
+ * server.  The other side must see the connection end (the module of
+ * the killed process's host sends DREQ for its connections) and exit
+ * within 30 s, and both links must be left with no QP and no CM id.
+ */
+static int cl_sigkill(bool kill_client)
+{
+	char cmd[4096], sp[512], cp[512], *out = NULL;
+	int port = cl_next_port(), ret;
+
+	cl_prefix(sp, sizeof(sp), CL_C);
+	cl_prefix(cp, sizeof(cp), CL_A);
+	snprintf(cmd, sizeof(cmd),
+		 "%s stdbuf -oL rping -s -v -a " CL_C_ADDR " -p %d "
+		 ">/tmp/sxcl-k-srv.log 2>&1 & s=$!; sleep 1; "
+		 "%s stdbuf -oL rping -c -v -a " CL_C_ADDR " -p %d "
+		 ">/tmp/sxcl-k-cli.log 2>&1 & c=$!; "
+		 "for i in $(seq 200); do "
+		 "[ $(grep -c 'ping data' /tmp/sxcl-k-cli.log) -gt 3 ] && break; "
+		 "sleep 0.1; done; "
+		 "[ $(grep -c 'ping data' /tmp/sxcl-k-cli.log) -gt 3 ] || "
+		 "{ echo 'no pings'; kill -9 $s $c; exit 1; }; "
+		 "if [ %d = 1 ]; then v=$c o=$s; else v=$s o=$c; fi; "
+		 "kill -9 $v; t=$SECONDS; "
+		 "for i in $(seq 300); do kill -0 $o 2>/dev/null || break; "
+		 "sleep 0.1; done; "
+		 "kill -0 $o 2>/dev/null && { echo 'the other side still runs'; "
+		 "tail -n 5 /tmp/sxcl-k-*.log; kill -9 $o; exit 1; }; "
+		 "wait; echo \"other side ended after $((SECONDS - t)) s\"; "
+		 "for i in $(seq 50); do n=$(cat /sys/class/misc/" CL_A_LINK
+		 "/objects/qp /sys/class/misc/" CL_A_LINK "/objects/cm_id "
+		 "/sys/class/misc/" CL_C_LINK "/objects/qp /sys/class/misc/"
+		 CL_C_LINK "/objects/cm_id | tr -d '\\n'); "
+		 "[ \"$n\" = 0000 ] && exit 0; sleep 0.1; done; "
+		 "echo \"left on the links (qp cm_id a, qp cm_id c): $n\"; exit 1",
+		 sp, port, cp, port, kill_client);
+	ret = sxrc_run(cmd, 90, 1 << 16, &out);
+	if (out)
+		sxrc_tail(out, ret ? 30 : 1);
+	free(out);
+	return ret;
+}
+
+/* A peer killed mid-connection: the other side ends, nothing is left. */
+TEST_F_TIMEOUT(link, sigkill_client, 150)
+{
+	CL_PROG("rping");
+	EXPECT_EQ(0, cl_sigkill(true));
+}
+
+TEST_F_TIMEOUT(link, sigkill_server, 150)
+{
+	CL_PROG("rping");
+	EXPECT_EQ(0, cl_sigkill(false));
+}
+
 TEST_HARNESS_MAIN

@@ -492,6 +492,7 @@ TEST_F_TIMEOUT(cm, no_listener, WS_SECS)
 	struct sxrc_cm_event ev;
 	double t0 = sxrc_now_ms();
 	long ida = cm_id(self->fa, self->ca, 3);
+	long unl = CM_B("unlistened");
 
 	ASSERT_EQ(0, cm_req(&self->a, &self->b, ida, CM_SID | 0x3333,
 			    self->a.qp, 18, 15, NULL));
@@ -500,6 +501,8 @@ TEST_F_TIMEOUT(cm, no_listener, WS_SECS)
 	EXPECT_EQ(SXRC_CM_REJ_INVALID_SERVICE_ID, ev.reason);
 	/* A lost REQ or REJ costs one resend (1 s), not 15. */
 	EXPECT_GT(5000, sxrc_now_ms() - t0);
+	/* Counted where it was refused (a REQ netem repeated, twice). */
+	EXPECT_LE(unl + 1, CM_B("unlistened"));
 	EXPECT_EQ(0, cm_destroy(self->fa, ida));
 }
 
