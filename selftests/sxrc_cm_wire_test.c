@@ -125,6 +125,18 @@ static int cm_req(struct ws_end *from, struct ws_end *to, uint32_t h,
 	return cm_req_qpn(from, to, h, sid, qp, 0, timeout, retries, pd);
 }
 
+/* A UD QP of @e's, one WR each way: for SIDR, or for its number alone. */
+static struct ibv_qp *cm_ud_qp(struct ws_end *e)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_UD, .send_cq = e->cq, .recv_cq = e->cq,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(e->pd, &ia);
+}
+
 /* The next event of channel @chan within @ms: 0, or -1. */
 static int cm_event(int chan, struct sxrc_cm_event *ev, int ms)
 {
@@ -530,12 +542,6 @@ TEST_F_TIMEOUT(cm, timeout, WS_SECS)
 /* SIDR: a service ID resolved to B's UD QP and its Q_Key. */
 TEST_F_TIMEOUT(cm, sidr, WS_SECS)
 {
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_UD, .send_cq = self->b.cq,
-		.recv_cq = self->b.cq,
-		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
 	struct sxrc_cm_send_in in = { .msg = SXRC_CM_MSG_SIDR_REQ,
 				      .pdata = (uintptr_t)"who",
 				      .pdata_len = 4,
@@ -543,7 +549,7 @@ TEST_F_TIMEOUT(cm, sidr, WS_SECS)
 						.max_cm_retries = 8,
 						.cm_response_timeout = 16 } };
 	struct sxrc_cm_event ev;
-	struct ibv_qp *ud = ibv_create_qp(self->b.pd, &ia);
+	struct ibv_qp *ud = cm_ud_qp(&self->b);
 	long lis, ida, idb;
 
 	ASSERT_NE(NULL, ud);
@@ -822,18 +828,10 @@ TEST_F_TIMEOUT(cm, close_live, WS_SECS)
  */
 TEST_F_TIMEOUT(cm, any_own_qp, WS_SECS)
 {
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_UD, .send_cq = self->a.cq,
-		.recv_cq = self->a.cq,
-		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct ibv_qp *uda = ibv_create_qp(self->a.pd, &ia), *udb;
+	struct ibv_qp *uda = cm_ud_qp(&self->a), *udb = cm_ud_qp(&self->b);
 	struct sxrc_cm_event ev;
 	long lis, ida, idb;
 
-	ia.send_cq = ia.recv_cq = self->b.cq;
-	udb = ibv_create_qp(self->b.pd, &ia);
 	ASSERT_NE(NULL, uda);
 	ASSERT_NE(NULL, udb);
 	lis = cm_id(self->fb, self->cb, 0x77);
