@@ -467,6 +467,7 @@ SXRC_WIRE_COUNTER(wire_cm_dropped, SXRC_WIRE_CM_DROPPED);
 SXRC_WIRE_COUNTER(wire_cm_retries, SXRC_WIRE_CM_RETRIES);
 SXRC_WIRE_COUNTER(wire_cm_timeouts, SXRC_WIRE_CM_TIMEOUTS);
 SXRC_WIRE_COUNTER(wire_cm_unlistened, SXRC_WIRE_CM_UNLISTENED);
+SXRC_WIRE_COUNTER(wire_tx_loopback, SXRC_WIRE_TX_LOOPBACK);
 
 static struct attribute *sxrc_counter_attrs[] = {
 	&dev_attr_wire_tx_packets.attr.attr,
@@ -482,6 +483,7 @@ static struct attribute *sxrc_counter_attrs[] = {
 	&dev_attr_wire_cm_retries.attr.attr,
 	&dev_attr_wire_cm_timeouts.attr.attr,
 	&dev_attr_wire_cm_unlistened.attr.attr,
+	&dev_attr_wire_tx_loopback.attr.attr,
 	&dev_attr_send_wqes.attr.attr,
 	&dev_attr_send_bytes.attr.attr,
 	&dev_attr_recv_wqes.attr.attr,

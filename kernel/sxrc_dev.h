@@ -112,6 +112,9 @@ struct sxrc_stats {
  * @SXRC_WIRE_CM_UNLISTENED: REQs and SIDR_REQs for a service ID nobody
  *	listens on, answered at once (REJ "invalid service ID", SIDR_REP
  *	"unsupported")
+ * @SXRC_WIRE_TX_LOOPBACK: of the packets sent, those to an address of a
+ *	link of this host, put in its receive queue without the network
+ *	(the CM's to its own host: sxrc_wire_loopback())
  * @SXRC_WIRE_NUM_STATS: how many
  */
 enum sxrc_wire_stat {
@@ -128,6 +131,7 @@ enum sxrc_wire_stat {
 	SXRC_WIRE_CM_RETRIES,
 	SXRC_WIRE_CM_TIMEOUTS,
 	SXRC_WIRE_CM_UNLISTENED,
+	SXRC_WIRE_TX_LOOPBACK,
 	SXRC_WIRE_NUM_STATS,
 };
 

@@ -268,6 +268,61 @@ static void sxrc_wire_rx_work(struct work_struct *work)
 		queue_work(sxrc_rx_wq, &dev->wire_rx);
 }
 
+/**
+ * sxrc_wire_loopback - a packet of this host to one of its own links
+ * @net: the namespace of the link that sends it
+ * @skb: the packet, its IP and UDP headers in place, no route attached
+ *
+ * Delivered as rxe loops such a packet back: into the receive queue of
+ * the link that holds the destination address, as if its netdev had
+ * received it.  Through the IP stack it would arrive on the loopback
+ * interface, which is no link's, and be dropped (sxrc_wire_encap_rcv()).
+ * Only the CM sends such packets: the data path copies between QPs of
+ * this host itself (sxrc_local_path).  Never waits; consumes @skb.
+ *
+ * Return: 0, or -ENOBUFS when no link holds the address or its queue
+ * is full (the packet is then dropped, as the network would).
+ */
+int sxrc_wire_loopback(struct net *net, struct sk_buff *skb)
+{
+	struct sxrc_dev *dev = NULL;
+	struct sk_buff_head *q;
+	struct net_device *ndev;
+	u8 dgid[16];
+
+	if (skb->protocol == htons(ETH_P_IP))
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)dgid);
+	else
+		memcpy(dgid, &ipv6_hdr(skb)->daddr, sizeof(dgid));
+	rcu_read_lock();
+	dev = sxrc_dev_by_gid(dgid, net);
+	ndev = dev ? rcu_dereference(dev->ndev) : NULL;
+	if (!ndev || skb_linearize(skb))
+		goto drop;
+	skb->dev = ndev;
+	q = &dev->wire_rxq;
+	spin_lock_bh(&q->lock);
+	if (skb_queue_len(q) >= SXRC_WIRE_RXQ_MAX ||
+	    dev->wire_rxq_bytes + skb->truesize > SXRC_WIRE_RXQ_BYTES) {
+		spin_unlock_bh(&q->lock);
+		goto drop;
+	}
+	__skb_queue_tail(q, skb);
+	dev->wire_rxq_bytes += skb->truesize;
+	spin_unlock_bh(&q->lock);
+	queue_work(sxrc_rx_wq, &dev->wire_rx);
+	rcu_read_unlock();
+	return 0;
+
+drop:
+	if (ndev)
+		sxrc_wire_drop(dev);
+	rcu_read_unlock();
+	kfree_skb(skb);
+	return -ENOBUFS;
+}
+
 /*
  * A RoCEv2 packet in softirq context: handled here if it may be and no
  * other packet of its device waits or is being handled, else to the

@@ -419,6 +419,7 @@ int sxrc_wire_xmit(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 int sxrc_wire_xmit_buf(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 		       struct sxrc_wire_qp *w, const u8 *hdr, u32 hlen,
 		       void *buf, u32 len);
+int sxrc_wire_loopback(struct net *net, struct sk_buff *skb);
 int sxrc_wire_xmit_route(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 			 struct sxrc_wire_route *route, u16 sport,
 			 const u8 *hdr, u32 hlen, void *buf, u32 len);

@@ -373,12 +373,19 @@ static int sxrc_wire_send(struct sxrc_dev *dev, const struct sxrc_ah_attr *ah,
 	crc = crc32_le(crc, trailer, pad);
 	put_unaligned_le32(~crc, trailer + pad);
 	skb->dev = ndev;
-	skb_dst_set(skb, dst);
-	if (v4)
-		ret = ip_local_out(dev_net(ndev), NULL, skb);
-	else
-		ret = ip6_local_out(dev_net(ndev), NULL, skb);
-	ret = net_xmit_eval(ret) ? -ENOBUFS : 0;
+	if (dst->dev->flags & IFF_LOOPBACK) {
+		/* To an address of this host (a local route goes by lo). */
+		dst_release(dst);
+		ret = sxrc_wire_loopback(dev_net(ndev), skb);
+		sxrc_wire_count(dev, SXRC_WIRE_TX_LOOPBACK);
+	} else {
+		skb_dst_set(skb, dst);
+		if (v4)
+			ret = ip_local_out(dev_net(ndev), NULL, skb);
+		else
+			ret = ip6_local_out(dev_net(ndev), NULL, skb);
+		ret = net_xmit_eval(ret) ? -ENOBUFS : 0;
+	}
 	sxrc_wire_count(dev, SXRC_WIRE_TX);
 	if (lent)
 		sxrc_wire_count(dev, SXRC_WIRE_TX_LENT);

@@ -385,6 +385,40 @@ TEST_F_TIMEOUT(link, xrc_softxrc, 300)
 	EXPECT_EQ(0, cl_xrc(CL_C, CL_C_ADDR, CL_A));
 }
 
+static long cl_loopback(const char *sysfs)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%swire_tx_loopback", sysfs);
+	return sxrc_read_long(path, 10);
+}
+
+/*
+ * Two processes of one host on one link's address, as two MPI ranks of
+ * a node: the connection stays on the link (rdma_cm keeps it on the
+ * RoCE device that holds the address), its CM MADs looped back to the
+ * link by the module.  libfabric's verbs provider resolves the address
+ * on the device it was asked for, and fails with ENODATA otherwise.
+ */
+TEST_F_TIMEOUT(link, same_link, 300)
+{
+	long lb0;
+
+	CL_PROG("rping");
+	lb0 = cl_loopback(CL_SYSFS(CL_A_LINK));
+	EXPECT_EQ(0, cl_rping(CL_A, CL_A_ADDR, CL_A));
+	/* REQ, REP, RTU and a DREQ at least. */
+	EXPECT_LE(lb0 + 4, cl_loopback(CL_SYSFS(CL_A_LINK)));
+	if (!sxrc_have("fi_pingpong"))
+		SKIP(return, "fi_pingpong is not installed");
+	lb0 = cl_loopback(CL_SYSFS(CL_A_LINK));
+	EXPECT_EQ(0, cl_pair(CL_A, "fi_pingpong -p verbs -e msg -d " CL_A_LINK
+			     " -B %d -I 10 -S 64",
+			     CL_A, "fi_pingpong -p verbs -e msg -d " CL_A_LINK
+			     " -P %d -I 10 -S 64 " CL_A_ADDR));
+	EXPECT_LE(lb0 + 3, cl_loopback(CL_SYSFS(CL_A_LINK)));
+}
+
 /* Nobody listens on a softxrc host: REJECTED, status 8, at once. */
 TEST_F_TIMEOUT(link, no_listener, 120)
 {

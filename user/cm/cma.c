@@ -368,7 +368,19 @@ static int sxcm_resolve_addr(struct sxcm_id *s, struct sockaddr *src,
 				 NULL, NULL);
 		return 0;
 	}
-	/* This host: the host-local rendezvous, even from a link's address. */
+	/*
+	 * A link's own address: through that link's CM, to itself, as
+	 * rdma_cm keeps such a connection on the RoCE device that holds
+	 * the address (rxe loops it back).  The id stays on the link's
+	 * device, where a consumer that resolved the address first (the
+	 * verbs provider of libfabric) made its PD and CQs.
+	 */
+	if (sxcm_link_holds((struct sockaddr *)&d)) {
+		ret = sxcm_link_resolve(s, (struct sockaddr *)&d);
+		if (ret <= 0)
+			return ret;
+	}
+	/* Any other address of this host: the host-local rendezvous. */
 	sxcm_link_unbind(s);
 	/* A wildcard-bound id takes the destination as its source address. */
 	if (sxcm_is_wildcard(srca)) {

@@ -319,10 +319,18 @@ static void sxcm_link_path(struct sxcm_id *s)
 	s->id.route.num_paths = 1;
 }
 
+/* Whether @sa is the address of one of this host's links. */
+bool sxcm_link_holds(const struct sockaddr *sa)
+{
+	int index;
+
+	return sxcm_link_of(sa, &index);
+}
+
 /*
- * rdma_resolve_addr() to @dst, not an address of this host: 1 when no
- * link routes there (the caller decides), else 0 or -errno, and then
- * ADDR_RESOLVED is queued.
+ * rdma_resolve_addr() to @dst, another host's address or a link's own:
+ * 1 when no link routes there (the caller decides), else 0 or -errno,
+ * and then ADDR_RESOLVED is queued.
  */
 int sxcm_link_resolve(struct sxcm_id *s, const struct sockaddr *dst)
 {

@@ -370,6 +370,7 @@ void *sxcm_sys_fn(const char *name, _Atomic(void *) *cache);
 int sxcm_link_contexts(struct ibv_context **out, int max);
 int sxcm_link_bind(struct sxcm_id *s);
 void sxcm_link_unbind(struct sxcm_id *s);
+bool sxcm_link_holds(const struct sockaddr *sa);
 int sxcm_link_resolve(struct sxcm_id *s, const struct sockaddr *dst);
 int sxcm_link_listen(struct sxcm_id *s, int backlog);
 void sxcm_link_free_id(struct sxcm_id *s);
