@@ -309,7 +309,7 @@ static struct sxrc_qp *sxrc_cm_qp(struct sxrc_obj *qpo)
 	return to_sxrc_qp(qpo);
 }
 
-/* The QP a REQ, REP or SIDR_REP names must be the caller's, of @type. */
+/* The QP a REQ or REP names must be the caller's, of @type. */
 static int sxrc_cm_check_qp(struct sxrc_obj *qpo, u32 type)
 {
 	if (!qpo || sxrc_cm_qp(qpo)->type != type)
@@ -453,9 +453,13 @@ static int sxrc_cm_do_send(struct sxrc_dev *dev, struct sxrc_cm_id *id,
 		*timed = true;
 		break;
 	case SXRC_CM_MSG_SIDR_REP:
-		if (id->state != SXRC_CMS_SIDR_REQ_RCVD ||
-		    (qpo && sxrc_cm_check_qp(qpo, SXRC_QPT_UD)) ||
-		    (!qpo && !c->status))
+		/*
+		 * Any QP of the caller's (sxrc_cm_qp_get()), as ib_cm
+		 * carries the number only: a UD QP, or the XRC receive QP
+		 * through which libfabric's verbs provider shares an XRC
+		 * connection.
+		 */
+		if (id->state != SXRC_CMS_SIDR_REQ_RCVD || (!qpo && !c->status))
 			return -EINVAL;
 		sxrc_cm_mad_start(m, SXRC_CM_MSG_SIDR_REP, id->tid);
 		put_unaligned_be32(id->remote_id, m + SXRC_CM_MSG(0));

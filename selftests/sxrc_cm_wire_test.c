@@ -569,9 +569,10 @@ TEST_F_TIMEOUT(cm, sidr, WS_SECS)
 	memset(&in, 0, sizeof(in));
 	in.handle = idb;
 	in.msg = SXRC_CM_MSG_SIDR_REP;
-	/* The REQ's QP is no UD QP. */
-	in.qp_handle = self->b.qp->handle;
+	/* No QP of B's has this number. */
+	in.conn.qpn = 0xfffff0;
 	EXPECT_EQ(-EINVAL, cm_send(self->fb, &in));
+	in.conn.qpn = 0;
 	in.qp_handle = ud->handle;
 	in.conn.qkey = 0x11223344;
 	ASSERT_EQ(0, cm_send(self->fb, &in));
@@ -584,6 +585,82 @@ TEST_F_TIMEOUT(cm, sidr, WS_SECS)
 	EXPECT_EQ(0, cm_destroy(self->fb, idb));
 	EXPECT_EQ(0, cm_destroy(self->fb, lis));
 	ibv_destroy_qp(ud);
+}
+
+/*
+ * A SIDR_REP may name an XRC receive QP the caller is registered with:
+ * libfabric's verbs provider shares an XRC connection to a host that
+ * way (a SIDR exchange on RDMA_PS_UDP whose reply carries the target
+ * QP).  One the caller is not registered with is not its to name.
+ */
+TEST_F_TIMEOUT(cm, sidr_xrc, WS_SECS)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_qp_init_attr_ex ra = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	struct sxrc_cm_send_in in = { .msg = SXRC_CM_MSG_SIDR_REQ,
+				      .conn = { .service_id = CM_SID | 0x5a,
+						.max_cm_retries = 8,
+						.cm_response_timeout = 16 } };
+	struct ibv_xrcd *xrcd, *xrcd_o;
+	struct ibv_context *octx;
+	struct ibv_qp *rqp, *other;
+	struct sxrc_cm_event ev;
+	long lis, ida, idb;
+
+	xrcd = ibv_open_xrcd(self->b.ctx, &xa);
+	ASSERT_NE(NULL, xrcd);
+	ra.xrcd = xrcd;
+	rqp = ibv_create_qp_ex(self->b.ctx, &ra);
+	ASSERT_NE(NULL, rqp);
+	/*
+	 * A receive QP of B's device in a domain of another context's:
+	 * B's context has no registration with it.
+	 */
+	octx = ibv_open_device(self->b.ctx->device);
+	ASSERT_NE(NULL, octx);
+	xrcd_o = ibv_open_xrcd(octx, &xa);
+	ASSERT_NE(NULL, xrcd_o);
+	ra.xrcd = xrcd_o;
+	other = ibv_create_qp_ex(octx, &ra);
+	ASSERT_NE(NULL, other);
+
+	lis = cm_id(self->fb, self->cb, 0x5a);
+	ASSERT_EQ(0, cm_listen(self->fb, lis, CM_SID | 0x5a, 2));
+	ida = cm_id(self->fa, self->ca, 0x5b);
+	in.handle = ida;
+	memcpy(in.conn.gid, self->b.gid.raw, 16);
+	memcpy(in.conn.local_gid, self->a.gid.raw, 16);
+	ASSERT_EQ(0, cm_send(self->fa, &in));
+	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_SIDR_REQ, ev.event);
+	idb = ev.handle;
+
+	memset(&in, 0, sizeof(in));
+	in.handle = idb;
+	in.msg = SXRC_CM_MSG_SIDR_REP;
+	in.conn.qpn = other->qp_num;
+	EXPECT_EQ(-EINVAL, cm_send(self->fb, &in));
+	in.conn.qpn = rqp->qp_num;
+	ASSERT_EQ(0, cm_send(self->fb, &in));
+	ASSERT_EQ(0, cm_event(self->ca, &ev, CM_EV_MS));
+	EXPECT_EQ(SXRC_CM_EVENT_SIDR_REP, ev.event);
+	EXPECT_EQ(0, ev.conn.status);
+	EXPECT_EQ(rqp->qp_num, ev.conn.qpn);
+
+	EXPECT_EQ(0, cm_destroy(self->fa, ida));
+	EXPECT_EQ(0, cm_destroy(self->fb, idb));
+	EXPECT_EQ(0, cm_destroy(self->fb, lis));
+	EXPECT_EQ(0, ibv_destroy_qp(other));
+	EXPECT_EQ(0, ibv_destroy_qp(rqp));
+	EXPECT_EQ(0, ibv_close_xrcd(xrcd_o));
+	EXPECT_EQ(0, ibv_close_xrcd(xrcd));
+	EXPECT_EQ(0, ibv_close_device(octx));
 }
 
 /* One listener per service ID and device, whichever context asks. */
