@@ -944,6 +944,60 @@ TEST_F_TIMEOUT(cm, any_own_qp, WS_SECS)
 }
 
 /*
+ * A REQ to the link's own GID (two processes of one host on its
+ * address): the module puts the MADs in the link's own receive queue,
+ * and the exchange runs as between two hosts.  Through the IP stack
+ * they would arrive on lo, which is no link's.
+ */
+TEST_F_TIMEOUT(cm, loopback, WS_SECS)
+{
+	long lb = ws_counter(WS_DEV_A, "wire_tx_loopback");
+	long lbb = ws_counter(WS_DEV_B, "wire_tx_loopback");
+	struct ibv_qp *ud = cm_ud_qp(&self->a);
+	struct sxrc_cm_event ev;
+	long lis, ida, idp;
+
+	ASSERT_NE(NULL, ud);
+	lis = cm_id(self->fa, self->ca, 0x100);
+	ASSERT_EQ(0, cm_listen(self->fa, lis, CM_SID | 0x10, 4));
+	ida = cm_id(self->fa, self->ca, 0x101);
+	ASSERT_EQ(0, cm_req(&self->a, &self->a, ida, CM_SID | 0x10,
+			    self->a.qp, 16, 8, "to myself"));
+	ASSERT_EQ(0, cm_event(self->ca, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_REQ, ev.event);
+	EXPECT_EQ(0x100, ev.user_cookie);
+	EXPECT_EQ(self->a.qp->qp_num, ev.conn.qpn);
+	EXPECT_EQ(0, memcmp(ev.conn.gid, self->a.gid.raw, 16));
+	EXPECT_STREQ("to myself", (char *)ev.pdata);
+	idp = ev.handle;
+	{
+		struct sxrc_cm_send_in rep = {
+			.handle = idp, .msg = SXRC_CM_MSG_REP,
+			.conn = { .psn = CM_PSN_B, .qpn = ud->qp_num,
+				  .rnr_retry_count = 7 },
+		};
+
+		ASSERT_EQ(0, cm_send(self->fa, &rep));
+	}
+	ASSERT_EQ(0, cm_answer(self->ca, &ev, CM_EV_MS));
+	ASSERT_EQ(SXRC_CM_EVENT_REP, ev.event);
+	EXPECT_EQ(ida, ev.handle);
+	EXPECT_EQ(ud->qp_num, ev.conn.qpn);
+	EXPECT_EQ(0, cm_msg(self->fa, ida, SXRC_CM_MSG_RTU, 0, NULL));
+	ASSERT_EQ(0, cm_event(self->ca, &ev, CM_EV_MS));
+	EXPECT_EQ(SXRC_CM_EVENT_RTU, ev.event);
+	EXPECT_EQ(idp, ev.handle);
+	/* REQ, REP, RTU: looped back on A, none on B. */
+	EXPECT_LE(lb + 3, ws_counter(WS_DEV_A, "wire_tx_loopback"));
+	EXPECT_EQ(lbb, ws_counter(WS_DEV_B, "wire_tx_loopback"));
+
+	EXPECT_EQ(0, cm_destroy(self->fa, ida));
+	EXPECT_EQ(0, cm_destroy(self->fa, idp));
+	EXPECT_EQ(0, cm_destroy(self->fa, lis));
+	EXPECT_EQ(0, ibv_destroy_qp(ud));
+}
+
+/*
  * The line of "softxrc res show cm_id" (in @out) for handle @h on link
  * @dev, if it also holds @want.
  */
