@@ -268,6 +268,13 @@ static void sxrc_wire_rx_work(struct work_struct *work)
 		queue_work(sxrc_rx_wq, &dev->wire_rx);
 }
 
+/* Whether @dev's receive queue takes @skb; its lock held. */
+static bool sxrc_wire_rxq_room(struct sxrc_dev *dev, struct sk_buff *skb)
+{
+	return skb_queue_len(&dev->wire_rxq) < SXRC_WIRE_RXQ_MAX &&
+	       dev->wire_rxq_bytes + skb->truesize <= SXRC_WIRE_RXQ_BYTES;
+}
+
 /**
  * sxrc_wire_loopback - a packet of this host to one of its own links
  * @net: the namespace of the link that sends it
@@ -285,9 +292,9 @@ static void sxrc_wire_rx_work(struct work_struct *work)
  */
 int sxrc_wire_loopback(struct net *net, struct sk_buff *skb)
 {
-	struct sxrc_dev *dev = NULL;
 	struct sk_buff_head *q;
 	struct net_device *ndev;
+	struct sxrc_dev *dev;
 	u8 dgid[16];
 
 	if (skb->protocol == htons(ETH_P_IP))
@@ -303,8 +310,7 @@ int sxrc_wire_loopback(struct net *net, struct sk_buff *skb)
 	skb->dev = ndev;
 	q = &dev->wire_rxq;
 	spin_lock_bh(&q->lock);
-	if (skb_queue_len(q) >= SXRC_WIRE_RXQ_MAX ||
-	    dev->wire_rxq_bytes + skb->truesize > SXRC_WIRE_RXQ_BYTES) {
+	if (!sxrc_wire_rxq_room(dev, skb)) {
 		spin_unlock_bh(&q->lock);
 		goto drop;
 	}
@@ -340,8 +346,7 @@ static int sxrc_wire_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		goto drop;
 	q = &dev->wire_rxq;
 	spin_lock(&q->lock);
-	if (skb_queue_len(q) >= SXRC_WIRE_RXQ_MAX ||
-	    dev->wire_rxq_bytes + skb->truesize > SXRC_WIRE_RXQ_BYTES) {
+	if (!sxrc_wire_rxq_room(dev, skb)) {
 		spin_unlock(&q->lock);
 		goto drop;
 	}

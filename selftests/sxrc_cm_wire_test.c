@@ -125,6 +125,17 @@ static int cm_req(struct ws_end *from, struct ws_end *to, uint32_t h,
 	return cm_req_qpn(from, to, h, sid, qp, 0, timeout, retries, pd);
 }
 
+/* A REP of id @h naming QP @qpn by its number alone. */
+static int cm_rep_qpn(int fd, uint32_t h, uint32_t qpn)
+{
+	struct sxrc_cm_send_in rep = {
+		.handle = h, .msg = SXRC_CM_MSG_REP,
+		.conn = { .psn = CM_PSN_B, .qpn = qpn, .rnr_retry_count = 7 },
+	};
+
+	return cm_send(fd, &rep);
+}
+
 /* A UD QP of @e's, one WR each way: for SIDR, or for its number alone. */
 static struct ibv_qp *cm_ud_qp(struct ws_end *e)
 {
@@ -920,15 +931,7 @@ TEST_F_TIMEOUT(cm, any_own_qp, WS_SECS)
 	ASSERT_EQ(SXRC_CM_EVENT_REQ, ev.event);
 	EXPECT_EQ(uda->qp_num, ev.conn.qpn);
 	idb = ev.handle;
-	{
-		struct sxrc_cm_send_in rep = {
-			.handle = idb, .msg = SXRC_CM_MSG_REP,
-			.conn = { .psn = CM_PSN_B, .qpn = udb->qp_num,
-				  .rnr_retry_count = 7 },
-		};
-
-		ASSERT_EQ(0, cm_send(self->fb, &rep));
-	}
+	ASSERT_EQ(0, cm_rep_qpn(self->fb, idb, udb->qp_num));
 	ASSERT_EQ(0, cm_answer(self->ca, &ev, CM_EV_MS));
 	ASSERT_EQ(SXRC_CM_EVENT_REP, ev.event);
 	EXPECT_EQ(udb->qp_num, ev.conn.qpn);
@@ -970,15 +973,7 @@ TEST_F_TIMEOUT(cm, loopback, WS_SECS)
 	EXPECT_EQ(0, memcmp(ev.conn.gid, self->a.gid.raw, 16));
 	EXPECT_STREQ("to myself", (char *)ev.pdata);
 	idp = ev.handle;
-	{
-		struct sxrc_cm_send_in rep = {
-			.handle = idp, .msg = SXRC_CM_MSG_REP,
-			.conn = { .psn = CM_PSN_B, .qpn = ud->qp_num,
-				  .rnr_retry_count = 7 },
-		};
-
-		ASSERT_EQ(0, cm_send(self->fa, &rep));
-	}
+	ASSERT_EQ(0, cm_rep_qpn(self->fa, idp, ud->qp_num));
 	ASSERT_EQ(0, cm_answer(self->ca, &ev, CM_EV_MS));
 	ASSERT_EQ(SXRC_CM_EVENT_REP, ev.event);
 	EXPECT_EQ(ida, ev.handle);
