@@ -287,13 +287,21 @@ static int sxcm_bind(struct sxcm_id *s, const struct sockaddr *addr)
 		return ret;
 	s->state = SXCM_ADDR_BOUND;
 	/*
-	 * A link's address is that link's (link.c), any other softxrc0's;
-	 * the wildcard and the loopback address bind no device yet, as in
-	 * the kernel's rdma_cm (verbs NULL: libfabric's verbs provider then
-	 * takes its domain's address for a passive endpoint).
+	 * A link's address is that link's (link.c), any other softxrc0's.
+	 * The wildcard binds no device yet, as in the kernel's rdma_cm; so
+	 * does the loopback address while the host has a link: libfabric's
+	 * verbs provider, finding no device on it, gives each domain's
+	 * passive endpoint that domain's own interface address.  Without a
+	 * link, softxrc0 is the one device any address of the host names,
+	 * loopback included, and binds it: a host whose only interface is
+	 * lo (a container, a test guest) has no other address for
+	 * softxrc0, and libfabric's fallback, an AF_IB address, cannot
+	 * resolve a route.
 	 */
-	if (!sxcm_is_wildcard(addr) && !sxcm_is_loopback(addr) &&
-	    sxcm_link_bind(s))
+	if (sxcm_is_wildcard(addr))
+		return 0;
+	if (sxcm_is_loopback(addr) ? !sxcm_link_contexts(NULL, 0) :
+				     sxcm_link_bind(s))
 		sxcm_fill_route(s);
 	return 0;
 }
