@@ -12,12 +12,19 @@
  *
  * Debian's unmodified rping, ucmatose and udaddy connect softxrc with
  * rdma_rxe, each side as server and as client, and softxrc with
- * softxrc; the links' counters show that they carried the CM.  Skipped
+ * softxrc; the links' counters show that they carried the CM.
+ * link.ack_timeout drives rdma_cm itself (the drop-in librdmacm) from
+ * two children, each in its namespace, to read their QPs.  Skipped
  * where rdma_rxe cannot be loaded (the debug kernel) or the module has
  * no CM.
  */
+#include <arpa/inet.h>
 #include <limits.h>
+#include <poll.h>
+#include <sched.h>
 #include <sys/wait.h>
+
+#include <rdma/rdma_cma.h>
 
 #include "kselftest_harness.h"
 #include "sxrc_test.h"
@@ -417,6 +424,188 @@ TEST_F_TIMEOUT(link, same_link, 300)
 			     CL_A, "fi_pingpong -p verbs -e msg -d " CL_A_LINK
 			     " -P %d -I 10 -S 64 " CL_A_ADDR));
 	EXPECT_LE(lb0 + 3, cl_loopback(CL_SYSFS(CL_A_LINK)));
+}
+
+/*
+ * In-process rdma_cm (the drop-in librdmacm) in @ns: the next event on
+ * @ch, which must be @type, within 10 s; 0 or -1.
+ */
+static int cl_event(struct rdma_event_channel *ch, enum rdma_cm_event_type type,
+		    struct rdma_cm_event **ev)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	int fl = fcntl(ch->fd, F_GETFL);
+
+	if (fl < 0 || fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK) ||
+	    poll(&p, 1, 10000) != 1 || rdma_get_cm_event(ch, ev))
+		return -1;
+	if ((*ev)->event == type)
+		return 0;
+	fprintf(stderr, "cm event %s, not %s\n", rdma_event_str((*ev)->event),
+		rdma_event_str(type));
+	rdma_ack_cm_event(*ev);
+	return -1;
+}
+
+/* Enter the namespace @ns (a child process's first step). */
+static int cl_enter(const char *ns)
+{
+	char path[64];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/var/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = setns(fd, CLONE_NEWNET);
+	close(fd);
+	return ret;
+}
+
+/* Its RTS timeout once established, or -1. */
+static int cl_qp_timeout(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(id->qp, &a, IBV_QP_TIMEOUT | IBV_QP_STATE, &init) ||
+	    a.qp_state != IBV_QPS_RTS)
+		return -1;
+	return a.timeout;
+}
+
+static const struct ibv_qp_init_attr cl_qp_init = {
+	.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+		 .max_recv_sge = 1 },
+	.qp_type = IBV_QPT_RC,
+};
+
+/*
+ * A child: the passive side on CL_C_ADDR:@port (@ready written once it
+ * listens).  Exit status: its QP's RTS timeout, 100+ on failure.
+ */
+static int cl_ack_server(int port, int ready)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(port) };
+	struct rdma_cm_id *lid, *id;
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	struct ibv_qp_init_attr qa = cl_qp_init;
+	int t;
+
+	if (cl_enter("sxcl-c") || !(ch = rdma_create_event_channel()) ||
+	    rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
+	    inet_pton(AF_INET, CL_C_ADDR, &sin.sin_addr) != 1 ||
+	    rdma_bind_addr(lid, (struct sockaddr *)&sin) || rdma_listen(lid, 1))
+		return 101;
+	if (write(ready, "l", 1) != 1)
+		return 102;
+	if (cl_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev))
+		return 103;
+	id = ev->id;
+	rdma_ack_cm_event(ev);
+	if (rdma_create_qp(id, NULL, &qa) || rdma_accept(id, NULL) ||
+	    cl_event(ch, RDMA_CM_EVENT_ESTABLISHED, &ev))
+		return 104;
+	rdma_ack_cm_event(ev);
+	t = cl_qp_timeout(id);
+	if (cl_event(ch, RDMA_CM_EVENT_DISCONNECTED, &ev))
+		return 105;
+	rdma_ack_cm_event(ev);
+	return t < 0 ? 106 : t;
+}
+
+/* The active side; @opt, when not 0, set as RDMA_OPTION_ID_ACK_TIMEOUT. */
+static int cl_ack_client(int port, uint8_t opt)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(port) };
+	struct rdma_conn_param cp = { .retry_count = 7, .rnr_retry_count = 7 };
+	struct ibv_qp_init_attr qa = cl_qp_init;
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	int t;
+
+	if (cl_enter("sxcl-a") || !(ch = rdma_create_event_channel()) ||
+	    rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
+	    inet_pton(AF_INET, CL_C_ADDR, &sin.sin_addr) != 1)
+		return 101;
+	if (opt && rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
+				   &opt, sizeof(opt)))
+		return 102;
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin, 5000) ||
+	    cl_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, &ev))
+		return 103;
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(id, 5000) ||
+	    cl_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, &ev))
+		return 104;
+	rdma_ack_cm_event(ev);
+	if (rdma_create_qp(id, NULL, &qa) || rdma_connect(id, &cp) ||
+	    cl_event(ch, RDMA_CM_EVENT_ESTABLISHED, &ev))
+		return 105;
+	rdma_ack_cm_event(ev);
+	t = cl_qp_timeout(id);
+	rdma_disconnect(id);
+	return t < 0 ? 106 : t;
+}
+
+/* Both sides' QP timeouts (their exit statuses), the client's set @opt. */
+static void cl_ack_pair(struct __test_metadata *_metadata, uint8_t opt,
+			int *srv_t, int *cli_t)
+{
+	int p[2], port = cl_next_port(), st;
+	pid_t s, c;
+	char b;
+
+	ASSERT_EQ(0, pipe(p));
+	s = fork();
+	ASSERT_LE(0, s);
+	if (!s) {
+		close(p[0]);
+		alarm(30);
+		_exit(cl_ack_server(port, p[1]));
+	}
+	close(p[1]);
+	ASSERT_EQ(1, read(p[0], &b, 1));
+	close(p[0]);
+	c = fork();
+	ASSERT_LE(0, c);
+	if (!c) {
+		alarm(30);
+		_exit(cl_ack_client(port, opt));
+	}
+	ASSERT_EQ(c, waitpid(c, &st, 0));
+	*cli_t = WIFEXITED(st) ? WEXITSTATUS(st) : 200;
+	if (*cli_t > 31)
+		kill(s, SIGALRM);	/* no DISCONNECTED is coming */
+	ASSERT_EQ(s, waitpid(s, &st, 0));
+	*srv_t = WIFEXITED(st) ? WEXITSTATUS(st) : 200;
+}
+
+/*
+ * The ACK timeout of a connection through a link's CM is ib_cm's over
+ * RoCE: twice the path's packet lifetime (19, 2.1 s a try) on both
+ * sides, as the REQ's local ACK timeout carries it, unless the
+ * connector set RDMA_OPTION_ID_ACK_TIMEOUT; softxrc0's 14 (67 ms, 0.5 s
+ * for 7 retries) gave up on a peer guest that stalled under load.
+ */
+TEST_F_TIMEOUT(link, ack_timeout, 120)
+{
+	int srv_t, cli_t;
+
+	if (self->skipped)
+		return;
+	if (!cl_have_cm())
+		SKIP(return, "the module has no CM");
+	cl_ack_pair(_metadata, 0, &srv_t, &cli_t);
+	EXPECT_EQ(19, cli_t);
+	EXPECT_EQ(19, srv_t);
+	cl_ack_pair(_metadata, 16, &srv_t, &cli_t);
+	EXPECT_EQ(16, cli_t);
+	EXPECT_EQ(16, srv_t);
 }
 
 /* Nobody listens on a softxrc host: REJECTED, status 8, at once. */

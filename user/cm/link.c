@@ -317,6 +317,15 @@ static void sxcm_link_path(struct sxcm_id *s)
 	s->id.route.addr.addr.ibaddr.dgid = s->dgid;
 	s->id.route.path_rec = p;
 	s->id.route.num_paths = 1;
+	/*
+	 * As ib_cm on that path: the QP's ACK timeout (and the REQ's local
+	 * ACK timeout) is twice the packet lifetime, 2^19 x 4.096 us = 2.1 s
+	 * a try, unless RDMA_OPTION_ID_ACK_TIMEOUT chose one.  A peer host
+	 * that stalls for a second (a loaded hypervisor) is waited for, not
+	 * given up on after 8 x 67 ms as softxrc0's default would.
+	 */
+	if (!(s->opts_set & SXCM_OPT_ACK_TIMEOUT))
+		s->ack_timeout = SXCM_IBOE_PACKET_LIFETIME + 1;
 }
 
 /* Whether @sa is the address of one of this host's links. */
