@@ -195,10 +195,7 @@ static struct sxcm_link *sxcm_link_of(const struct sockaddr *sa, int *index)
 	if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6)
 		return NULL;
 	/* Loopback is no netdev's: spare opening every device for it. */
-	if ((sa->sa_family == AF_INET &&
-	     ((const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr)[0] == 127) ||
-	    (sa->sa_family == AF_INET6 &&
-	     IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr)))
+	if (sxcm_is_loopback(sa))
 		return NULL;
 	sxcm_addr_gid(sa, &g);
 	sxcm_links_scan();
