@@ -9,7 +9,8 @@
 #   make demo            boot a guest and run an rdma-core program on softxrc0
 #   make bench           benchmarks against rdma_rxe and memcpy, in a guest
 #                        (bench/bench), then across two guests
-#                        (bench/bench-wire)
+#                        (bench/bench-wire) and MPI across them
+#                        (bench/bench-mpi-wire)
 #   make check           install what is missing, build, run the selftests
 #                        on every installed Debian kernel (tools/check),
 #                        then softxrc on the first kernel against rdma_rxe
@@ -87,11 +88,13 @@ tools:
 
 # Benchmarks (not tests): softxrc against rdma_rxe and memcpy in one guest;
 # the report lands in build/bench/results.txt; then the two across two
-# guests, build/bench/wire.txt.
+# guests, build/bench/wire.txt; then MPI across two guests (Open MPI over
+# UCX on softxrc and on rdma_rxe, and over TCP), build/bench/mpi-wire.txt.
 bench: all
 	$(MAKE) -C $(TOP)/bench BUILD=$(BUILD)
 	$(TOP)/bench/bench --kernel $(KVER)
 	$(TOP)/bench/bench-wire --kernel $(KVER) --no-build
+	$(TOP)/bench/bench-mpi-wire --kernel $(KVER) --no-build
 
 demo: all
 	$(TOP)/tools/vm-run --kernel $(KVER) -- $(TOP)/tools/guest/demo
