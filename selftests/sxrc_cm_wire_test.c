@@ -125,6 +125,22 @@ static int cm_req(struct ws_end *from, struct ws_end *to, uint32_t h,
 	return cm_req_qpn(from, to, h, sid, qp, 0, timeout, retries, pd);
 }
 
+/* A SIDR_REQ from @from's id @h to @to for service @sid, with @pd. */
+static int cm_sidr_req(struct ws_end *from, struct ws_end *to, uint32_t h,
+		       uint64_t sid, const char *pd)
+{
+	struct sxrc_cm_send_in in = {
+		.handle = h, .msg = SXRC_CM_MSG_SIDR_REQ,
+		.pdata = (uintptr_t)pd, .pdata_len = pd ? strlen(pd) + 1 : 0,
+		.conn = { .service_id = sid, .max_cm_retries = 8,
+			  .cm_response_timeout = 16 },
+	};
+
+	memcpy(in.conn.gid, to->gid.raw, 16);
+	memcpy(in.conn.local_gid, from->gid.raw, 16);
+	return cm_send(cm_fd(from), &in);
+}
+
 /* A REP of id @h naming QP @qpn by its number alone. */
 static int cm_rep_qpn(int fd, uint32_t h, uint32_t qpn)
 {
@@ -183,40 +199,13 @@ static int cm_answer(int chan, struct sxrc_cm_event *ev, int ms)
 static int cm_qp_up(struct ws_end *e, struct ws_end *peer, uint32_t dqpn,
 		    uint32_t rq_psn, uint32_t sq_psn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	const struct ws_path p = {
+		.dqpn = dqpn, .rq_psn = rq_psn, .sq_psn = sq_psn,
+		.timeout = ws_ack_timeout(), .retry = 7, .rnr = 7,
+		.rd_atomic = 4, .access = IBV_ACCESS_REMOTE_WRITE,
 	};
 
-	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = rq_psn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = e->gidx;
-	a.ah_attr.grh.hop_limit = 64;
-	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	a.timeout = ws_ack_timeout();
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return ws_qp_up(e, peer, &p);
 }
 
 /* A SEND of @len bytes from @s to @r, and what arrived is what went. */
@@ -553,12 +542,7 @@ TEST_F_TIMEOUT(cm, timeout, WS_SECS)
 /* SIDR: a service ID resolved to B's UD QP and its Q_Key. */
 TEST_F_TIMEOUT(cm, sidr, WS_SECS)
 {
-	struct sxrc_cm_send_in in = { .msg = SXRC_CM_MSG_SIDR_REQ,
-				      .pdata = (uintptr_t)"who",
-				      .pdata_len = 4,
-				      .conn = { .service_id = CM_SID | 5,
-						.max_cm_retries = 8,
-						.cm_response_timeout = 16 } };
+	struct sxrc_cm_send_in in = { 0 };
 	struct sxrc_cm_event ev;
 	struct ibv_qp *ud = cm_ud_qp(&self->b);
 	long lis, ida, idb;
@@ -567,10 +551,7 @@ TEST_F_TIMEOUT(cm, sidr, WS_SECS)
 	lis = cm_id(self->fb, self->cb, 5);
 	ASSERT_EQ(0, cm_listen(self->fb, lis, CM_SID | 5, 2));
 	ida = cm_id(self->fa, self->ca, 6);
-	in.handle = ida;
-	memcpy(in.conn.gid, self->b.gid.raw, 16);
-	memcpy(in.conn.local_gid, self->a.gid.raw, 16);
-	ASSERT_EQ(0, cm_send(self->fa, &in));
+	ASSERT_EQ(0, cm_sidr_req(&self->a, &self->b, ida, CM_SID | 5, "who"));
 	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
 	ASSERT_EQ(SXRC_CM_EVENT_SIDR_REQ, ev.event);
 	EXPECT_EQ(CM_SID | 5, ev.conn.service_id);
@@ -614,10 +595,7 @@ TEST_F_TIMEOUT(cm, sidr_xrc, WS_SECS)
 		.qp_type = IBV_QPT_XRC_RECV,
 		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
 	};
-	struct sxrc_cm_send_in in = { .msg = SXRC_CM_MSG_SIDR_REQ,
-				      .conn = { .service_id = CM_SID | 0x5a,
-						.max_cm_retries = 8,
-						.cm_response_timeout = 16 } };
+	struct sxrc_cm_send_in in = { 0 };
 	struct ibv_xrcd *xrcd, *xrcd_o;
 	struct ibv_context *octx;
 	struct ibv_qp *rqp, *other;
@@ -644,10 +622,7 @@ TEST_F_TIMEOUT(cm, sidr_xrc, WS_SECS)
 	lis = cm_id(self->fb, self->cb, 0x5a);
 	ASSERT_EQ(0, cm_listen(self->fb, lis, CM_SID | 0x5a, 2));
 	ida = cm_id(self->fa, self->ca, 0x5b);
-	in.handle = ida;
-	memcpy(in.conn.gid, self->b.gid.raw, 16);
-	memcpy(in.conn.local_gid, self->a.gid.raw, 16);
-	ASSERT_EQ(0, cm_send(self->fa, &in));
+	ASSERT_EQ(0, cm_sidr_req(&self->a, &self->b, ida, CM_SID | 0x5a, NULL));
 	ASSERT_EQ(0, cm_event(self->cb, &ev, CM_EV_MS));
 	ASSERT_EQ(SXRC_CM_EVENT_SIDR_REQ, ev.event);
 	idb = ev.handle;

@@ -176,19 +176,26 @@ struct ws_end {
 	int gidx;
 };
 
+/* What an RC connection over the wire is made of, beside the two ends. */
+struct ws_path {
+	uint32_t dqpn;		/* the peer's QP */
+	uint32_t rq_psn;	/* where @e's receive queue starts */
+	uint32_t sq_psn;	/* where @e's send queue starts */
+	unsigned int timeout, retry, rnr;	/* ack timeout, retry counts */
+	unsigned int rd_atomic;	/* READ/atomic depth, both ways */
+	int access;		/* what the peer may do to @e's memory */
+};
+
 /*
- * @e's QP to RTR (and RTS) towards @peer over the wire: GRH from @e's
- * GID to @peer's, MTU 1024, @retry/@rnr retries, ack timeout @timeout.
+ * @e's QP from RESET through INIT and RTR to RTS as @p says, towards
+ * @peer's GID over the wire: GRH from @e's GID, MTU 1024.
  */
-static inline int ws_connect(struct ws_end *e, struct ws_end *peer,
-			     unsigned int timeout, unsigned int retry,
-			     unsigned int rnr)
+static inline int ws_qp_up(struct ws_end *e, const struct ws_end *peer,
+			   const struct ws_path *p)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
+		.qp_access_flags = p->access,
 	};
 
 	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
@@ -197,9 +204,9 @@ static inline int ws_connect(struct ws_end *e, struct ws_end *peer,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = 0x123456;
-	a.max_dest_rd_atomic = 16;
+	a.dest_qp_num = p->dqpn;
+	a.rq_psn = p->rq_psn;
+	a.max_dest_rd_atomic = p->rd_atomic;
 	a.min_rnr_timer = 1;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
@@ -212,14 +219,35 @@ static inline int ws_connect(struct ws_end *e, struct ws_end *peer,
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x123456;
-	a.timeout = timeout;
-	a.retry_cnt = retry;
-	a.rnr_retry = rnr;
-	a.max_rd_atomic = 16;
+	a.sq_psn = p->sq_psn;
+	a.timeout = p->timeout;
+	a.retry_cnt = p->retry;
+	a.rnr_retry = p->rnr;
+	a.max_rd_atomic = p->rd_atomic;
 	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
+ * @e's QP to RTS towards @peer's QP, both queues from PSN 0x123456, every
+ * remote access allowed, 16 READs and atomics in flight, @retry/@rnr
+ * retries, ack timeout @timeout.
+ */
+static inline int ws_connect(struct ws_end *e, struct ws_end *peer,
+			     unsigned int timeout, unsigned int retry,
+			     unsigned int rnr)
+{
+	const struct ws_path p = {
+		.dqpn = peer->qp->qp_num,
+		.rq_psn = 0x123456, .sq_psn = 0x123456,
+		.timeout = timeout, .retry = retry, .rnr = rnr,
+		.rd_atomic = 16,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	return ws_qp_up(e, peer, &p);
 }
 
 static inline int ws_end_open(struct ws_end *e, const char *dev, const char *addr,
