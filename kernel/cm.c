@@ -116,10 +116,10 @@ void sxrc_cm_unhash(struct sxrc_cm_id *id)
  *
  * Return: the record, or NULL without memory (the event is lost).
  */
-struct sxrc_cm_evq *sxrc_cm_ev(struct sxrc_cm_id *id, u32 type, const u8 *m,
+struct sxrc_cm_qev *sxrc_cm_ev(struct sxrc_cm_id *id, u32 type, const u8 *m,
 			       u32 pd_off, u32 pd_len)
 {
-	struct sxrc_cm_evq *e = kzalloc(sizeof(*e), GFP_KERNEL);
+	struct sxrc_cm_qev *e = kzalloc(sizeof(*e), GFP_KERNEL);
 
 	if (!e)
 		return NULL;
@@ -136,7 +136,7 @@ struct sxrc_cm_evq *sxrc_cm_ev(struct sxrc_cm_id *id, u32 type, const u8 *m,
 	return e;
 }
 
-void sxrc_cm_report(struct sxrc_cm_id *id, struct sxrc_cm_evq *e)
+void sxrc_cm_report(struct sxrc_cm_id *id, struct sxrc_cm_qev *e)
 {
 	if (e)
 		sxrc_cm_chan_queue(id->chan, e, false);
@@ -149,7 +149,7 @@ void sxrc_cm_timer_fn(struct work_struct *work)
 					     struct sxrc_cm_id, timer);
 	struct sxrc_dev *dev = id->obj.ctx->dev;
 	struct sxrc_cm_port *cm = id->cm;
-	struct sxrc_cm_evq *e;
+	struct sxrc_cm_qev *e;
 
 	mutex_lock(&cm->mutex);
 	switch (id->state) {
@@ -214,7 +214,7 @@ static struct sxrc_cm_id *sxrc_cm_passive(struct sxrc_dev *dev,
 	rcu_read_unlock();
 	if (idx < 0)
 		return NULL;
-	kref_get(&lis->chan->ref);
+	kref_get(&lis->chan->evq.ref);
 	id = sxrc_cm_id_alloc(cm, lis->chan);
 	if (!id) {
 		sxrc_cm_chan_put(lis->chan);
@@ -297,7 +297,7 @@ static bool sxrc_cm_rcv_req(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 	u32 rcid = get_unaligned_be32(req + SXRC_CM_MSG(0));
 	struct sxrc_cm_conn c = {};
 	struct sxrc_cm_id *id, *lis;
-	struct sxrc_cm_evq *e;
+	struct sxrc_cm_qev *e;
 	u8 *m;
 
 	id = sxrc_cm_find_remote(cm, rcid, p->sgid, false);
@@ -347,7 +347,7 @@ static bool sxrc_cm_rcv_sidr_req(struct sxrc_dev *dev,
 	u32 rcid = get_unaligned_be32(req + SXRC_CM_MSG(0));
 	u64 sid = get_unaligned_be64(req + SXRC_CM_MSG(8));
 	struct sxrc_cm_id *id, *lis;
-	struct sxrc_cm_evq *e;
+	struct sxrc_cm_qev *e;
 	u8 *m;
 
 	id = sxrc_cm_find_remote(cm, rcid, p->sgid, true);
@@ -410,7 +410,7 @@ static bool sxrc_cm_rcv_rep(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 	const u8 *rep = p->payload;
 	struct sxrc_cm_id *id;
 	struct sxrc_cm_conn c = {};
-	struct sxrc_cm_evq *e;
+	struct sxrc_cm_qev *e;
 	bool tw;
 
 	id = sxrc_cm_conn_id(cm, p, 4, &tw);
@@ -464,7 +464,7 @@ static bool sxrc_cm_rcv_rej(struct sxrc_cm_port *cm, const struct sxrc_pkt *p)
 {
 	const u8 *m = p->payload;
 	struct sxrc_cm_id *id;
-	struct sxrc_cm_evq *e;
+	struct sxrc_cm_qev *e;
 	bool tw;
 
 	id = sxrc_cm_conn_id(cm, p, 4, &tw);
@@ -573,7 +573,7 @@ static bool sxrc_cm_rcv_sidr_rep(struct sxrc_cm_port *cm,
 {
 	const u8 *rep = p->payload;
 	struct sxrc_cm_id *id;
-	struct sxrc_cm_evq *e;
+	struct sxrc_cm_qev *e;
 	bool tw;
 
 	id = sxrc_cm_find(cm, get_unaligned_be32(rep + SXRC_CM_MSG(0)), &tw);
