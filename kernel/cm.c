@@ -142,6 +142,24 @@ void sxrc_cm_report(struct sxrc_cm_id *id, struct sxrc_cm_qev *e)
 		sxrc_cm_chan_queue(id->chan, e, false);
 }
 
+/*
+ * A REQ's or a REP's event about @id: the connection @c it describes,
+ * with @id's addresses as sxrc_cm_ev() fills them in.
+ */
+static void sxrc_cm_report_conn(struct sxrc_cm_id *id, u32 type,
+				const u8 *m, u32 pd_off, u32 pd_len,
+				const struct sxrc_cm_conn *c)
+{
+	struct sxrc_cm_qev *e = sxrc_cm_ev(id, type, m, pd_off, pd_len);
+
+	if (e) {
+		e->ev.conn = *c;
+		memcpy(e->ev.conn.gid, id->gid, 16);
+		memcpy(e->ev.conn.local_gid, id->local_gid, 16);
+	}
+	sxrc_cm_report(id, e);
+}
+
 /* The timer: resend the request in @id->mad, or give up on it. */
 void sxrc_cm_timer_fn(struct work_struct *work)
 {
@@ -297,7 +315,6 @@ static bool sxrc_cm_rcv_req(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 	u32 rcid = get_unaligned_be32(req + SXRC_CM_MSG(0));
 	struct sxrc_cm_conn c = {};
 	struct sxrc_cm_id *id, *lis;
-	struct sxrc_cm_qev *e;
 	u8 *m;
 
 	id = sxrc_cm_find_remote(cm, rcid, p->sgid, false);
@@ -328,14 +345,8 @@ static bool sxrc_cm_rcv_req(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 	id->max_retries = c.max_cm_retries;
 	id->timeout_ms = sxrc_cm_wait_ms(c.cm_response_timeout);
 	id->state = SXRC_CMS_REQ_RCVD;
-	e = sxrc_cm_ev(id, SXRC_CM_EVENT_REQ, req, SXRC_CM_REQ_PD_OFF,
-		       SXRC_CM_REQ_PDATA);
-	if (e) {
-		memcpy(c.gid, id->gid, 16);
-		memcpy(c.local_gid, id->local_gid, 16);
-		e->ev.conn = c;
-	}
-	sxrc_cm_report(id, e);
+	sxrc_cm_report_conn(id, SXRC_CM_EVENT_REQ, req, SXRC_CM_REQ_PD_OFF,
+			    SXRC_CM_REQ_PDATA, &c);
 	return true;
 }
 
@@ -410,7 +421,6 @@ static bool sxrc_cm_rcv_rep(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 	const u8 *rep = p->payload;
 	struct sxrc_cm_id *id;
 	struct sxrc_cm_conn c = {};
-	struct sxrc_cm_qev *e;
 	bool tw;
 
 	id = sxrc_cm_conn_id(cm, p, 4, &tw);
@@ -432,14 +442,8 @@ static bool sxrc_cm_rcv_rep(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 	id->tid = get_unaligned_be64(rep + SXRC_MAD_TID);
 	id->state = SXRC_CMS_REP_RCVD;
 	cancel_delayed_work(&id->timer);
-	e = sxrc_cm_ev(id, SXRC_CM_EVENT_REP, rep, SXRC_CM_REP_PD_OFF,
-		       SXRC_CM_REP_PDATA);
-	if (e) {
-		memcpy(c.gid, id->gid, 16);
-		memcpy(c.local_gid, id->local_gid, 16);
-		e->ev.conn = c;
-	}
-	sxrc_cm_report(id, e);
+	sxrc_cm_report_conn(id, SXRC_CM_EVENT_REP, rep, SXRC_CM_REP_PD_OFF,
+			    SXRC_CM_REP_PDATA, &c);
 	return true;
 }
 
