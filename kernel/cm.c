@@ -116,10 +116,10 @@ void sxrc_cm_unhash(struct sxrc_cm_id *id)
  *
  * Return: the record, or NULL without memory (the event is lost).
  */
-struct sxrc_cm_evq *sxrc_cm_ev(struct sxrc_cm_id *id, u32 type, const u8 *m,
+struct sxrc_cm_qev *sxrc_cm_ev(struct sxrc_cm_id *id, u32 type, const u8 *m,
 			       u32 pd_off, u32 pd_len)
 {
-	struct sxrc_cm_evq *e = kzalloc(sizeof(*e), GFP_KERNEL);
+	struct sxrc_cm_qev *e = kzalloc(sizeof(*e), GFP_KERNEL);
 
 	if (!e)
 		return NULL;
@@ -136,10 +136,28 @@ struct sxrc_cm_evq *sxrc_cm_ev(struct sxrc_cm_id *id, u32 type, const u8 *m,
 	return e;
 }
 
-void sxrc_cm_report(struct sxrc_cm_id *id, struct sxrc_cm_evq *e)
+void sxrc_cm_report(struct sxrc_cm_id *id, struct sxrc_cm_qev *e)
 {
 	if (e)
 		sxrc_cm_chan_queue(id->chan, e, false);
+}
+
+/*
+ * A REQ's or a REP's event about @id: the connection @c it describes,
+ * with @id's addresses as sxrc_cm_ev() fills them in.
+ */
+static void sxrc_cm_report_conn(struct sxrc_cm_id *id, u32 type,
+				const u8 *m, u32 pd_off, u32 pd_len,
+				const struct sxrc_cm_conn *c)
+{
+	struct sxrc_cm_qev *e = sxrc_cm_ev(id, type, m, pd_off, pd_len);
+
+	if (e) {
+		e->ev.conn = *c;
+		memcpy(e->ev.conn.gid, id->gid, 16);
+		memcpy(e->ev.conn.local_gid, id->local_gid, 16);
+	}
+	sxrc_cm_report(id, e);
 }
 
 /* The timer: resend the request in @id->mad, or give up on it. */
@@ -149,7 +167,7 @@ void sxrc_cm_timer_fn(struct work_struct *work)
 					     struct sxrc_cm_id, timer);
 	struct sxrc_dev *dev = id->obj.ctx->dev;
 	struct sxrc_cm_port *cm = id->cm;
-	struct sxrc_cm_evq *e;
+	struct sxrc_cm_qev *e;
 
 	mutex_lock(&cm->mutex);
 	switch (id->state) {
@@ -214,7 +232,7 @@ static struct sxrc_cm_id *sxrc_cm_passive(struct sxrc_dev *dev,
 	rcu_read_unlock();
 	if (idx < 0)
 		return NULL;
-	kref_get(&lis->chan->ref);
+	kref_get(&lis->chan->evq.ref);
 	id = sxrc_cm_id_alloc(cm, lis->chan);
 	if (!id) {
 		sxrc_cm_chan_put(lis->chan);
@@ -297,7 +315,6 @@ static bool sxrc_cm_rcv_req(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 	u32 rcid = get_unaligned_be32(req + SXRC_CM_MSG(0));
 	struct sxrc_cm_conn c = {};
 	struct sxrc_cm_id *id, *lis;
-	struct sxrc_cm_evq *e;
 	u8 *m;
 
 	id = sxrc_cm_find_remote(cm, rcid, p->sgid, false);
@@ -328,14 +345,8 @@ static bool sxrc_cm_rcv_req(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 	id->max_retries = c.max_cm_retries;
 	id->timeout_ms = sxrc_cm_wait_ms(c.cm_response_timeout);
 	id->state = SXRC_CMS_REQ_RCVD;
-	e = sxrc_cm_ev(id, SXRC_CM_EVENT_REQ, req, SXRC_CM_REQ_PD_OFF,
-		       SXRC_CM_REQ_PDATA);
-	if (e) {
-		memcpy(c.gid, id->gid, 16);
-		memcpy(c.local_gid, id->local_gid, 16);
-		e->ev.conn = c;
-	}
-	sxrc_cm_report(id, e);
+	sxrc_cm_report_conn(id, SXRC_CM_EVENT_REQ, req, SXRC_CM_REQ_PD_OFF,
+			    SXRC_CM_REQ_PDATA, &c);
 	return true;
 }
 
@@ -347,7 +358,7 @@ static bool sxrc_cm_rcv_sidr_req(struct sxrc_dev *dev,
 	u32 rcid = get_unaligned_be32(req + SXRC_CM_MSG(0));
 	u64 sid = get_unaligned_be64(req + SXRC_CM_MSG(8));
 	struct sxrc_cm_id *id, *lis;
-	struct sxrc_cm_evq *e;
+	struct sxrc_cm_qev *e;
 	u8 *m;
 
 	id = sxrc_cm_find_remote(cm, rcid, p->sgid, true);
@@ -410,7 +421,6 @@ static bool sxrc_cm_rcv_rep(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 	const u8 *rep = p->payload;
 	struct sxrc_cm_id *id;
 	struct sxrc_cm_conn c = {};
-	struct sxrc_cm_evq *e;
 	bool tw;
 
 	id = sxrc_cm_conn_id(cm, p, 4, &tw);
@@ -432,14 +442,8 @@ static bool sxrc_cm_rcv_rep(struct sxrc_dev *dev, struct sxrc_cm_port *cm,
 	id->tid = get_unaligned_be64(rep + SXRC_MAD_TID);
 	id->state = SXRC_CMS_REP_RCVD;
 	cancel_delayed_work(&id->timer);
-	e = sxrc_cm_ev(id, SXRC_CM_EVENT_REP, rep, SXRC_CM_REP_PD_OFF,
-		       SXRC_CM_REP_PDATA);
-	if (e) {
-		memcpy(c.gid, id->gid, 16);
-		memcpy(c.local_gid, id->local_gid, 16);
-		e->ev.conn = c;
-	}
-	sxrc_cm_report(id, e);
+	sxrc_cm_report_conn(id, SXRC_CM_EVENT_REP, rep, SXRC_CM_REP_PD_OFF,
+			    SXRC_CM_REP_PDATA, &c);
 	return true;
 }
 
@@ -464,7 +468,7 @@ static bool sxrc_cm_rcv_rej(struct sxrc_cm_port *cm, const struct sxrc_pkt *p)
 {
 	const u8 *m = p->payload;
 	struct sxrc_cm_id *id;
-	struct sxrc_cm_evq *e;
+	struct sxrc_cm_qev *e;
 	bool tw;
 
 	id = sxrc_cm_conn_id(cm, p, 4, &tw);
@@ -573,7 +577,7 @@ static bool sxrc_cm_rcv_sidr_rep(struct sxrc_cm_port *cm,
 {
 	const u8 *rep = p->payload;
 	struct sxrc_cm_id *id;
-	struct sxrc_cm_evq *e;
+	struct sxrc_cm_qev *e;
 	bool tw;
 
 	id = sxrc_cm_find(cm, get_unaligned_be32(rep + SXRC_CM_MSG(0)), &tw);

@@ -95,7 +95,7 @@ enum sxrc_cm_state {
  *	receive worker, by the CM methods, by the ids' timers and by a
  *	closing context; never held across a user copy or a wait for
  *	anything but memory.  Outside it: ctx->objects' lock, a channel's
- *	lock (cm_chan.c), the route's lock, in that order.
+ *	lock (its evq's), the route's lock, in that order.
  * @stopped: the link's wire is gone (sxrc_cm_stop()): nothing is sent
  * @route: the route MADs took last (a leaf lock of its own)
  * @sport: the UDP source port of QP1's packets
@@ -136,30 +136,23 @@ struct sxrc_cm_tw {
 
 /**
  * struct sxrc_cm_chan - a CM event channel (cm_chan.c), a file of its own
- * @ref: the file's reference and one per id bound to the channel
- * @dev: its device (compared, never dereferenced through the channel)
- * @lock: protects @events and @nevents; a leaf, taken under
- *	sxrc_cm_port.mutex or alone, never across a user copy
- * @events: queued struct sxrc_cm_evq, oldest first
- * @nevents: their number
- * @wait: readers and pollers
+ * @evq: its queue (evq.c) of struct sxrc_cm_qev, oldest first; the file
+ *	holds a reference and so does each id bound to the channel; its
+ *	lock, a leaf, is taken under sxrc_cm_port.mutex or alone
+ * @nevents: the events queued, under @evq.lock
  */
 struct sxrc_cm_chan {
-	struct kref ref;
-	struct sxrc_dev *dev;
-	spinlock_t lock;	/* see above */
-	struct list_head events;
+	struct sxrc_evq evq;
 	u32 nevents;
-	wait_queue_head_t wait;
 };
 
 /**
- * struct sxrc_cm_evq - an event on a channel
- * @entry: on sxrc_cm_chan.events
+ * struct sxrc_cm_qev - an event queued on a channel
+ * @entry: on sxrc_cm_chan.evq.events
  * @id: the id it is about, compared only (its destroy takes it back)
  * @ev: the record read() returns
  */
-struct sxrc_cm_evq {
+struct sxrc_cm_qev {
 	struct list_head entry;
 	struct sxrc_cm_id *id;
 	struct sxrc_cm_event ev;
@@ -277,9 +270,9 @@ void sxrc_cm_free_comm_id(struct sxrc_cm_port *cm, struct sxrc_cm_id *id,
 struct sxrc_cm_id *sxrc_cm_find_listener(struct sxrc_cm_port *cm, u64 sid);
 void sxrc_cm_unpend(struct sxrc_cm_id *id);
 void sxrc_cm_unhash(struct sxrc_cm_id *id);
-struct sxrc_cm_evq *sxrc_cm_ev(struct sxrc_cm_id *id, u32 type, const u8 *m,
+struct sxrc_cm_qev *sxrc_cm_ev(struct sxrc_cm_id *id, u32 type, const u8 *m,
 			       u32 pd_off, u32 pd_len);
-void sxrc_cm_report(struct sxrc_cm_id *id, struct sxrc_cm_evq *e);
+void sxrc_cm_report(struct sxrc_cm_id *id, struct sxrc_cm_qev *e);
 struct sxrc_cm_id *sxrc_cm_id_alloc(struct sxrc_cm_port *cm,
 				    struct sxrc_cm_chan *chan);
 
@@ -290,7 +283,7 @@ void sxrc_cm_goodbye(struct sxrc_dev *dev, struct sxrc_cm_id *id);
 struct sxrc_cm_chan *sxrc_cm_chan_get(struct sxrc_dev *dev, int fd);
 void sxrc_cm_chan_put(struct sxrc_cm_chan *ch);
 bool sxrc_cm_chan_full(struct sxrc_cm_chan *ch);
-bool sxrc_cm_chan_queue(struct sxrc_cm_chan *ch, struct sxrc_cm_evq *e,
+bool sxrc_cm_chan_queue(struct sxrc_cm_chan *ch, struct sxrc_cm_qev *e,
 			bool limited);
 void sxrc_cm_chan_purge(struct sxrc_cm_chan *ch, struct sxrc_cm_id *id);
 

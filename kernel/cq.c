@@ -8,11 +8,8 @@
  * zero when a matching completion arrives and queues the CQ on its
  * channel, a file of its own that the application reads or polls.
  */
-#include <linux/anon_inodes.h>
-#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/log2.h>
-#include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
@@ -25,30 +22,15 @@
  * Completion channels
  */
 
-static void sxrc_channel_free(struct kref *ref)
+static void sxrc_channel_free(struct sxrc_evq *q)
 {
-	kfree(container_of(ref, struct sxrc_channel, ref));
-}
-
-static void sxrc_channel_put(struct sxrc_channel *ch)
-{
-	kref_put(&ch->ref, sxrc_channel_free);
-}
-
-static bool sxrc_channel_pending(struct sxrc_channel *ch)
-{
-	bool pending;
-
-	spin_lock_bh(&ch->lock);
-	pending = !list_empty(&ch->ready);
-	spin_unlock_bh(&ch->lock);
-	return pending;
+	kfree(container_of(q, struct sxrc_channel, evq));
 }
 
 static ssize_t sxrc_channel_read(struct file *file, char __user *buf,
 				 size_t len, loff_t *pos)
 {
-	struct sxrc_channel *ch = file->private_data;
+	struct sxrc_evq *q = file->private_data;
 	struct sxrc_comp_event rec;
 	struct sxrc_cq *cq;
 	size_t done = 0;
@@ -57,21 +39,16 @@ static ssize_t sxrc_channel_read(struct file *file, char __user *buf,
 	if (len < sizeof(rec))
 		return -EINVAL;
 
-	while (!sxrc_channel_pending(ch)) {
-		if (file->f_flags & O_NONBLOCK)
-			return -EAGAIN;
-		ret = wait_event_interruptible(ch->wait,
-					       sxrc_channel_pending(ch));
-		if (ret)
-			return ret;
-	}
+	ret = sxrc_evq_wait(q, file);
+	if (ret)
+		return ret;
 
 	while (done + sizeof(rec) <= len) {
-		spin_lock_bh(&ch->lock);
-		cq = list_first_entry_or_null(&ch->ready, struct sxrc_cq,
+		spin_lock_bh(&q->lock);
+		cq = list_first_entry_or_null(&q->events, struct sxrc_cq,
 					      ev_entry);
 		if (!cq) {
-			spin_unlock_bh(&ch->lock);
+			spin_unlock_bh(&q->lock);
 			break;
 		}
 		list_del_init(&cq->ev_entry);
@@ -83,7 +60,7 @@ static ssize_t sxrc_channel_read(struct file *file, char __user *buf,
 		 */
 		atomic_inc(&cq->comp_events);
 		kref_get(&cq->obj.ref);
-		spin_unlock_bh(&ch->lock);
+		spin_unlock_bh(&q->lock);
 
 		if (copy_to_user(buf + done, &rec, sizeof(rec))) {
 			atomic_dec(&cq->comp_events);
@@ -96,85 +73,42 @@ static ssize_t sxrc_channel_read(struct file *file, char __user *buf,
 	return done;
 }
 
-static __poll_t sxrc_channel_poll(struct file *file,
-				  struct poll_table_struct *wait)
-{
-	struct sxrc_channel *ch = file->private_data;
-
-	poll_wait(file, &ch->wait, wait);
-	return sxrc_channel_pending(ch) ? EPOLLIN | EPOLLRDNORM : 0;
-}
-
-static int sxrc_channel_release(struct inode *inode, struct file *file)
-{
-	sxrc_channel_put(file->private_data);
-	return 0;
-}
-
 static const struct file_operations sxrc_channel_fops = {
 	.owner = THIS_MODULE,
 	.read = sxrc_channel_read,
-	.poll = sxrc_channel_poll,
-	.release = sxrc_channel_release,
+	.poll = sxrc_evq_poll,
+	.release = sxrc_evq_release,
 };
 
 int sxrc_channel_create(struct sxrc_call *call)
 {
-	struct sxrc_channel_out *out = call->out;
 	struct sxrc_channel *ch;
-	struct file *file;
-	int fd, ret;
+	int ret;
 
 	ch = kzalloc(sizeof(*ch), GFP_KERNEL_ACCOUNT);
 	if (!ch)
 		return -ENOMEM;
-	kref_init(&ch->ref);
-	ch->dev = call->ctx->dev;
-	spin_lock_init(&ch->lock);
-	INIT_LIST_HEAD(&ch->ready);
-	init_waitqueue_head(&ch->wait);
-
-	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd < 0) {
-		ret = fd;
-		goto err_free;
-	}
-	file = anon_inode_getfile("[softxrc-channel]", &sxrc_channel_fops, ch,
-				  O_RDWR);
-	if (IS_ERR(file)) {
-		ret = PTR_ERR(file);
-		goto err_fd;
-	}
-	/* The dispatcher installs it once the number reached userspace. */
-	call->new_file = file;
-	call->new_fd = fd;
-	out->fd = fd;
-	return 0;
-
-err_fd:
-	put_unused_fd(fd);
-err_free:
-	kfree(ch);
+	sxrc_evq_init(&ch->evq, call->ctx->dev, sxrc_channel_free);
+	ret = sxrc_evq_create_file(call, &ch->evq, "[softxrc-channel]",
+				   &sxrc_channel_fops);
+	if (ret)
+		kfree(ch);
 	return ret;
 }
 
 /* Look up a channel fd given to SXRC_CQ_CREATE; returns a reference. */
 static struct sxrc_channel *sxrc_channel_get(struct sxrc_dev *dev, int fd)
 {
-	struct sxrc_channel *ch = ERR_PTR(-EINVAL);
-	struct file *file = fget(fd);
+	struct sxrc_evq *q = sxrc_evq_get(dev, fd, &sxrc_channel_fops);
 
-	if (!file)
-		return ERR_PTR(-EBADF);
-	if (file->f_op == &sxrc_channel_fops) {
-		ch = file->private_data;
-		if (ch->dev == dev)
-			kref_get(&ch->ref);
-		else
-			ch = ERR_PTR(-EINVAL);
-	}
-	fput(file);
-	return ch;
+	if (IS_ERR(q))
+		return ERR_CAST(q);
+	return container_of(q, struct sxrc_channel, evq);
+}
+
+static void sxrc_channel_put(struct sxrc_channel *ch)
+{
+	sxrc_evq_put(&ch->evq);
 }
 
 static void sxrc_channel_notify(struct sxrc_cq *cq)
@@ -188,11 +122,11 @@ static void sxrc_channel_notify(struct sxrc_cq *cq)
 	 * destroyed CQ is never listed again: its destroy unlisted it under
 	 * this lock after marking it dead.
 	 */
-	spin_lock_bh(&ch->lock);
+	spin_lock_bh(&ch->evq.lock);
 	if (list_empty(&cq->ev_entry) && !READ_ONCE(cq->dead))
-		list_add_tail(&cq->ev_entry, &ch->ready);
-	spin_unlock_bh(&ch->lock);
-	wake_up_interruptible(&ch->wait);
+		list_add_tail(&cq->ev_entry, &ch->evq.events);
+	spin_unlock_bh(&ch->evq.lock);
+	wake_up_interruptible(&ch->evq.wait);
 }
 
 /* ------------------------------------------------------------------
@@ -323,9 +257,9 @@ static void sxrc_cq_destroy_obj(struct sxrc_obj *obj)
 	WRITE_ONCE(cq->dead, true);
 	spin_unlock_bh(&cq->lock);
 	if (ch) {
-		spin_lock_bh(&ch->lock);
+		spin_lock_bh(&ch->evq.lock);
 		list_del_init(&cq->ev_entry);
-		spin_unlock_bh(&ch->lock);
+		spin_unlock_bh(&ch->evq.lock);
 	}
 	sxrc_ring_unmap(obj->ctx, cq->ring);
 }

@@ -143,6 +143,20 @@ static void *sxrc_nl_put_hdr(struct sk_buff *skb, struct netlink_callback *cb,
 	return hdr;
 }
 
+/*
+ * A record's end: kept, or taken back out of @skb when @ret (non-zero)
+ * says one of its attributes did not fit.
+ */
+static int sxrc_nl_end(struct sk_buff *skb, void *hdr, int ret)
+{
+	if (ret) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
 /* enum sxrc_stat to its netlink attribute (SXRC_NL_STAT_PAD is in between). */
 static const u16 sxrc_nl_stat_type[SXRC_NUM_STATS] = {
 	[SXRC_STAT_SEND_WQES] = SXRC_NL_STAT_SEND_WQES,
@@ -203,6 +217,7 @@ static int sxrc_nl_fill_dev(struct sk_buff *skb, struct netlink_callback *cb,
 	u64 stats[SXRC_NUM_STATS];
 	void *hdr;
 	u32 nxrcd;
+	int ret;
 
 	mutex_lock(&dev->xrcd_mutex);
 	nxrcd = dev->nxrcd;
@@ -212,30 +227,25 @@ static int sxrc_nl_fill_dev(struct sk_buff *skb, struct netlink_callback *cb,
 	hdr = sxrc_nl_put_hdr(skb, cb, dev, SXRC_NL_RES_DEV);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (nla_put_u32(skb, SXRC_NL_ATTR_NUM_CTX, atomic_read(&dev->nctx)) ||
-	    nla_put_u32(skb, SXRC_NL_ATTR_NUM_PD,
-			atomic_read(&dev->nobj[SXRC_TYPE_PD])) ||
-	    nla_put_u32(skb, SXRC_NL_ATTR_NUM_MR,
-			atomic_read(&dev->nobj[SXRC_TYPE_MR])) ||
-	    nla_put_u32(skb, SXRC_NL_ATTR_NUM_CQ,
-			atomic_read(&dev->nobj[SXRC_TYPE_CQ])) ||
-	    nla_put_u32(skb, SXRC_NL_ATTR_NUM_QP,
-			atomic_read(&dev->nobj[SXRC_TYPE_QP])) ||
-	    nla_put_u32(skb, SXRC_NL_ATTR_NUM_SRQ,
-			atomic_read(&dev->nobj[SXRC_TYPE_SRQ])) ||
-	    nla_put_u32(skb, SXRC_NL_ATTR_NUM_XRCD, nxrcd) ||
-	    nla_put_u32(skb, SXRC_NL_ATTR_NUM_CM_ID,
-			atomic_read(&dev->nobj[SXRC_TYPE_CM_ID])) ||
-	    nla_put_u64_64bit(skb, SXRC_NL_ATTR_PINNED_PAGES,
-			      atomic64_read(&dev->mr_pages), SXRC_NL_ATTR_PAD) ||
-	    sxrc_nl_put_stats(skb, stats) || sxrc_nl_put_netdev(skb, dev))
-		goto err;
-	genlmsg_end(skb, hdr);
-	return 0;
-
-err:
-	genlmsg_cancel(skb, hdr);
-	return -EMSGSIZE;
+	ret = nla_put_u32(skb, SXRC_NL_ATTR_NUM_CTX, atomic_read(&dev->nctx)) ||
+	      nla_put_u32(skb, SXRC_NL_ATTR_NUM_PD,
+			  atomic_read(&dev->nobj[SXRC_TYPE_PD])) ||
+	      nla_put_u32(skb, SXRC_NL_ATTR_NUM_MR,
+			  atomic_read(&dev->nobj[SXRC_TYPE_MR])) ||
+	      nla_put_u32(skb, SXRC_NL_ATTR_NUM_CQ,
+			  atomic_read(&dev->nobj[SXRC_TYPE_CQ])) ||
+	      nla_put_u32(skb, SXRC_NL_ATTR_NUM_QP,
+			  atomic_read(&dev->nobj[SXRC_TYPE_QP])) ||
+	      nla_put_u32(skb, SXRC_NL_ATTR_NUM_SRQ,
+			  atomic_read(&dev->nobj[SXRC_TYPE_SRQ])) ||
+	      nla_put_u32(skb, SXRC_NL_ATTR_NUM_XRCD, nxrcd) ||
+	      nla_put_u32(skb, SXRC_NL_ATTR_NUM_CM_ID,
+			  atomic_read(&dev->nobj[SXRC_TYPE_CM_ID])) ||
+	      nla_put_u64_64bit(skb, SXRC_NL_ATTR_PINNED_PAGES,
+				atomic64_read(&dev->mr_pages),
+				SXRC_NL_ATTR_PAD) ||
+	      sxrc_nl_put_stats(skb, stats) || sxrc_nl_put_netdev(skb, dev);
+	return sxrc_nl_end(skb, hdr, ret);
 }
 
 /* The owner's attributes, common to every object of a context. */
@@ -252,19 +262,16 @@ static int sxrc_nl_fill_ctx(struct sk_buff *skb, struct netlink_callback *cb,
 			    struct sxrc_ctx *ctx)
 {
 	void *hdr;
+	int ret;
 
 	hdr = sxrc_nl_put_hdr(skb, cb, ctx->dev, SXRC_NL_RES_CTX);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (sxrc_nl_put_owner(skb, ctx) ||
-	    nla_put_u32(skb, SXRC_NL_ATTR_UID,
-			from_kuid_munged(current_user_ns(), ctx->uid)) ||
-	    nla_put_string(skb, SXRC_NL_ATTR_COMM, ctx->comm)) {
-		genlmsg_cancel(skb, hdr);
-		return -EMSGSIZE;
-	}
-	genlmsg_end(skb, hdr);
-	return 0;
+	ret = sxrc_nl_put_owner(skb, ctx) ||
+	      nla_put_u32(skb, SXRC_NL_ATTR_UID,
+			  from_kuid_munged(current_user_ns(), ctx->uid)) ||
+	      nla_put_string(skb, SXRC_NL_ATTR_COMM, ctx->comm);
+	return sxrc_nl_end(skb, hdr, ret);
 }
 
 static enum sxrc_obj_type sxrc_nl_obj_type(u32 class)
@@ -368,7 +375,7 @@ static int sxrc_nl_fill_obj(struct sk_buff *skb, struct netlink_callback *cb,
 		return -EMSGSIZE;
 	if (sxrc_nl_put_owner(skb, obj->ctx) ||
 	    nla_put_u32(skb, SXRC_NL_ATTR_HANDLE, obj->handle))
-		goto err;
+		return sxrc_nl_end(skb, hdr, -EMSGSIZE);
 	switch (class) {
 	case SXRC_NL_RES_MR:
 		ret = nla_put_u64_64bit(skb, SXRC_NL_ATTR_LENGTH, o.length,
@@ -408,14 +415,7 @@ static int sxrc_nl_fill_obj(struct sk_buff *skb, struct netlink_callback *cb,
 	default:
 		break;
 	}
-	if (ret)
-		goto err;
-	genlmsg_end(skb, hdr);
-	return 0;
-
-err:
-	genlmsg_cancel(skb, hdr);
-	return -EMSGSIZE;
+	return sxrc_nl_end(skb, hdr, ret);
 }
 
 /*
@@ -597,21 +597,17 @@ static int sxrc_nl_fill_xrcqp(struct sk_buff *skb, struct netlink_callback *cb,
 		goto out;
 	}
 	/* A registrant of another uid is not told who created the QP. */
-	if ((sxrc_nl_visible(st, qp->obj.ctx) &&
-	     sxrc_nl_put_owner(skb, qp->obj.ctx)) ||
-	    nla_put_u32(skb, SXRC_NL_ATTR_QPN, o.qpn) ||
-	    nla_put_u32(skb, SXRC_NL_ATTR_QP_TYPE, o.qp_type) ||
-	    nla_put_u32(skb, SXRC_NL_ATTR_QP_STATE, o.qp_state) ||
-	    nla_put_u64_64bit(skb, SXRC_NL_ATTR_INODE,
-			      xrcd->inode ? xrcd->inode->i_ino : 0,
-			      SXRC_NL_ATTR_PAD) ||
-	    sxrc_nl_put_stats(skb, o.stats) ||
-	    sxrc_nl_put_regs(skb, st, qp)) {
-		genlmsg_cancel(skb, hdr);
-		ret = -EMSGSIZE;
-		goto out;
-	}
-	genlmsg_end(skb, hdr);
+	ret = (sxrc_nl_visible(st, qp->obj.ctx) &&
+	       sxrc_nl_put_owner(skb, qp->obj.ctx)) ||
+	      nla_put_u32(skb, SXRC_NL_ATTR_QPN, o.qpn) ||
+	      nla_put_u32(skb, SXRC_NL_ATTR_QP_TYPE, o.qp_type) ||
+	      nla_put_u32(skb, SXRC_NL_ATTR_QP_STATE, o.qp_state) ||
+	      nla_put_u64_64bit(skb, SXRC_NL_ATTR_INODE,
+				xrcd->inode ? xrcd->inode->i_ino : 0,
+				SXRC_NL_ATTR_PAD) ||
+	      sxrc_nl_put_stats(skb, o.stats) ||
+	      sxrc_nl_put_regs(skb, st, qp);
+	ret = sxrc_nl_end(skb, hdr, ret);
 out:
 	mutex_unlock(&xrcd->lock);
 	return ret;

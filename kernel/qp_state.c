@@ -5,7 +5,8 @@
  * rules in ib_modify_qp_is_ok()).
  *
  * For each (current, next) pair the table gives the attributes a
- * transition requires and the ones it may also take, per QP type.
+ * transition requires and the ones it may also take, per QP type; the
+ * ones any state makes (to RESET, to ERR) are checked before it.
  * Anything else in the mask, a pair that is not listed, or a required
  * attribute missing, makes the modify fail with EINVAL.
  *
@@ -64,24 +65,13 @@ struct sxrc_transition {
 			 A(ACCESS_FLAGS) | A(PKEY_INDEX) | \
 			 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE))
 
-/* Any state but RESET may go back to RESET or into ERR */
-#define TO_RESET_OR_ERR \
-	[SXRC_QPS_RESET] = { .valid = true }, [SXRC_QPS_ERR] = { .valid = true }
-
+/* [current][next]; to RESET and to ERR are sxrc_qp_transition_ok()'s. */
 static const struct sxrc_transition sxrc_qp_table[][SXRC_QPS_ERR + 1] = {
 	[SXRC_QPS_RESET] = {
-		[SXRC_QPS_RESET] = { .valid = true },
-		[SXRC_QPS_INIT] = {
-			.valid = true,
-			.req = INIT_ATTRS,
-		},
+		[SXRC_QPS_INIT] = { .valid = true, .req = INIT_ATTRS },
 	},
 	[SXRC_QPS_INIT] = {
-		TO_RESET_OR_ERR,
-		[SXRC_QPS_INIT] = {
-			.valid = true,
-			.opt = INIT_ATTRS,
-		},
+		[SXRC_QPS_INIT] = { .valid = true, .opt = INIT_ATTRS },
 		[SXRC_QPS_RTR] = {
 			.valid = true,
 			.req = {
@@ -100,7 +90,6 @@ static const struct sxrc_transition sxrc_qp_table[][SXRC_QPS_ERR + 1] = {
 		},
 	},
 	[SXRC_QPS_RTR] = {
-		TO_RESET_OR_ERR,
 		[SXRC_QPS_RTS] = {
 			.valid = true,
 			.req = {
@@ -114,28 +103,17 @@ static const struct sxrc_transition sxrc_qp_table[][SXRC_QPS_ERR + 1] = {
 		},
 	},
 	[SXRC_QPS_RTS] = {
-		TO_RESET_OR_ERR,
-		[SXRC_QPS_RTS] = {
-			.valid = true,
-			.opt = RTS_OPT,
-		},
+		[SXRC_QPS_RTS] = { .valid = true, .opt = RTS_OPT },
+		/* Every type may ask for the SQ_DRAINED event. */
 		[SXRC_QPS_SQD] = {
 			.valid = true,
 			.opt = {
-				[QPT_RC] = A(EN_SQD_ASYNC_NOTIFY),
-				[QPT_UC] = A(EN_SQD_ASYNC_NOTIFY),
-				[QPT_UD] = A(EN_SQD_ASYNC_NOTIFY),
-				[QPT_XRC_SEND] = A(EN_SQD_ASYNC_NOTIFY),
-				[QPT_XRC_RECV] = A(EN_SQD_ASYNC_NOTIFY),
+				[0 ... QPT_COUNT - 1] = A(EN_SQD_ASYNC_NOTIFY),
 			},
 		},
 	},
 	[SXRC_QPS_SQD] = {
-		TO_RESET_OR_ERR,
-		[SXRC_QPS_RTS] = {
-			.valid = true,
-			.opt = RTS_OPT,
-		},
+		[SXRC_QPS_RTS] = { .valid = true, .opt = RTS_OPT },
 		[SXRC_QPS_SQD] = {
 			.valid = true,
 			.opt = {
@@ -153,7 +131,6 @@ static const struct sxrc_transition sxrc_qp_table[][SXRC_QPS_ERR + 1] = {
 		},
 	},
 	[SXRC_QPS_SQE] = {
-		TO_RESET_OR_ERR,
 		[SXRC_QPS_RTS] = {
 			.valid = true,
 			.opt = {
@@ -162,10 +139,11 @@ static const struct sxrc_transition sxrc_qp_table[][SXRC_QPS_ERR + 1] = {
 			},
 		},
 	},
-	[SXRC_QPS_ERR] = {
-		TO_RESET_OR_ERR,
-	},
+	/* ERR goes nowhere but to RESET or ERR. */
+	[SXRC_QPS_ERR] = { },
 };
+
+static_assert(ARRAY_SIZE(sxrc_qp_table) == SXRC_QPS_ERR + 1);
 
 #undef A
 
@@ -208,6 +186,13 @@ bool sxrc_qp_transition_ok(u32 type, u32 cur, u32 next, u32 mask)
 	    cur != SXRC_QPS_SQD && cur != SXRC_QPS_SQE)
 		return false;
 
+	/*
+	 * Any state may go back to RESET, and any but RESET into ERR, with
+	 * no attribute but the state: the table lists the others.
+	 */
+	if (next == SXRC_QPS_RESET ||
+	    (next == SXRC_QPS_ERR && cur != SXRC_QPS_RESET))
+		return !(mask & ~SXRC_QP_STATE);
 	t = &sxrc_qp_table[cur][next];
 	if (!t->valid)
 		return false;

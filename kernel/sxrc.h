@@ -26,19 +26,35 @@
 #include "sxrc_ring.h"
 
 /**
- * struct sxrc_channel - a completion channel (a file of its own)
- * @ref: the file holds one reference, each CQ using it another
- * @dev: the device it was made on
- * @lock: protects @ready
- * @ready: CQs with an undelivered event (sxrc_cq.ev_entry)
+ * struct sxrc_evq - an event queue read through a file of its own
+ *	(evq.c): what a completion channel and a CM event channel
+ *	(cm.h) are built on
+ * @ref: the file holds one reference, each user (a CQ, a CM id) another
+ * @dev: the device it was made on (compared, never dereferenced
+ *	through the queue)
+ * @free: frees the channel the queue is in, and what it still holds
+ * @lock: protects @events and what its channel keeps beside them; a
+ *	leaf, taken with BH off (a CQ's channel is fed in softirq), never
+ *	across a user copy
+ * @events: what waits to be read, the channel's own entries
  * @wait: readers and pollers
  */
-struct sxrc_channel {
+struct sxrc_evq {
 	struct kref ref;
 	struct sxrc_dev *dev;
-	spinlock_t lock;	/* protects ready and each cq->ev_entry */
-	struct list_head ready;
+	void (*free)(struct sxrc_evq *q);
+	spinlock_t lock;	/* protects events */
+	struct list_head events;
 	wait_queue_head_t wait;
+};
+
+/**
+ * struct sxrc_channel - a completion channel (a file of its own)
+ * @evq: its queue: CQs with an undelivered event (sxrc_cq.ev_entry,
+ *	under @evq.lock)
+ */
+struct sxrc_channel {
+	struct sxrc_evq evq;
 };
 
 /**
@@ -57,7 +73,7 @@ struct sxrc_channel {
  *	channel (written under @lock, then read under @lock or the
  *	channel's lock)
  * @channel: completion channel, or NULL
- * @ev_entry: on channel->ready while an event waits to be read
+ * @ev_entry: on channel->evq.events while an event waits to be read
  * @comp_events: channel events read by the library
  */
 struct sxrc_cq {

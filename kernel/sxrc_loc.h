@@ -142,6 +142,18 @@ void sxrc_odp_unlock(struct sxrc_umem *a, struct sxrc_umem *b);
 bool sxrc_odp_valid(struct sxrc_odp_win *w);
 struct page *sxrc_odp_page(struct sxrc_odp_win *w, unsigned long pgidx);
 
+/* evq.c: event queues read through a file of their own (channels) */
+void sxrc_evq_init(struct sxrc_evq *q, struct sxrc_dev *dev,
+		   void (*free)(struct sxrc_evq *q));
+void sxrc_evq_put(struct sxrc_evq *q);
+int sxrc_evq_wait(struct sxrc_evq *q, struct file *file);
+__poll_t sxrc_evq_poll(struct file *file, struct poll_table_struct *wait);
+int sxrc_evq_release(struct inode *inode, struct file *file);
+int sxrc_evq_create_file(struct sxrc_call *call, struct sxrc_evq *q,
+			 const char *name, const struct file_operations *fops);
+struct sxrc_evq *sxrc_evq_get(struct sxrc_dev *dev, int fd,
+			      const struct file_operations *fops);
+
 /* cq.c */
 int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe);
 

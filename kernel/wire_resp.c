@@ -206,6 +206,31 @@ static u32 sxrc_pkt_flags(const struct sxrc_pkt *p)
 }
 
 /*
+ * The receive WQE of the message half in, for @len bytes of a SEND (0
+ * for a WRITE's immediate): taken, and held by reference between
+ * packets (copy.c).  DEFER and RNR leave the message as it was, to its
+ * caller to keep or let go of for the packet's next coming.
+ */
+static enum sxrc_wresp sxrc_wresp_rwqe(struct sxrc_qp *qp, u32 len,
+				       u32 *status)
+{
+	struct sxrc_wire_qp *w = qp->wire;
+	struct sxrc_scratch *s = w->rs;
+	enum sxrc_resp resp;
+
+	resp = sxrc_recv_take(qp, s, len, status);
+	if (resp == SXRC_RESP_DEFER)
+		return SXRC_WRESP_DEFER;
+	if (resp == SXRC_RESP_RNR)
+		return SXRC_WRESP_RNR;
+	if (resp != SXRC_RESP_OK)
+		return sxrc_wresp_fail(qp, 0, status);
+	sxrc_sgl_park(&s->peer);
+	w->in_rwqe = true;
+	return SXRC_WRESP_OK;
+}
+
+/*
  * A SEND packet: into the receive WQE its message took, by the
  * responder's steps (responder.c); what is the wire's here is the
  * message's state from packet to packet.
@@ -216,8 +241,8 @@ static enum sxrc_wresp sxrc_wresp_send(struct sxrc_dev *dev,
 {
 	struct sxrc_wire_qp *w = qp->wire;
 	struct sxrc_scratch *s = w->rs;
+	enum sxrc_wresp res;
 	struct sxrc_sgl src;
-	enum sxrc_resp resp;
 	int ret;
 
 	if (p->attr & SXRC_PA_FIRST) {
@@ -235,18 +260,11 @@ static enum sxrc_wresp sxrc_wresp_send(struct sxrc_dev *dev,
 			return SXRC_WRESP_ERR;
 		}
 		if (!w->in_rwqe) {
-			resp = sxrc_recv_take(qp, s, p->paylen, status);
-			if (resp == SXRC_RESP_DEFER)
-				return SXRC_WRESP_DEFER;
-			if (resp == SXRC_RESP_RNR) {
+			res = sxrc_wresp_rwqe(qp, p->paylen, status);
+			if (res == SXRC_WRESP_RNR)
 				sxrc_wresp_abort(qp, w, 0);
-				return SXRC_WRESP_RNR;
-			}
-			if (resp != SXRC_RESP_OK)
-				return sxrc_wresp_fail(qp, 0, status);
-			/* Held by reference between packets: see copy.c. */
-			sxrc_sgl_park(&s->peer);
-			w->in_rwqe = true;
+			if (res != SXRC_WRESP_OK)
+				return res;
 		}
 		w->in_op = SXRC_PA_SEND;
 		w->in_off = 0;
@@ -287,8 +305,8 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 {
 	struct sxrc_wire_qp *w = qp->wire;
 	struct sxrc_scratch *s = w->rs;
+	enum sxrc_wresp res;
 	struct sxrc_sgl src;
-	enum sxrc_resp resp;
 	int ret;
 
 	if (p->attr & SXRC_PA_FIRST) {
@@ -322,22 +340,13 @@ static enum sxrc_wresp sxrc_wresp_write(struct sxrc_dev *dev,
 	 * packet, so its message has not begun.
 	 */
 	if ((p->attr & SXRC_PA_IMM) && !w->in_rwqe) {
-		resp = sxrc_recv_take(qp, s, 0, status);
-		if (resp == SXRC_RESP_DEFER) {
-			/* The range is resolved again with the WQE. */
-			if (p->attr & SXRC_PA_FIRST)
-				sxrc_wresp_abort(qp, w, 0);
-			return SXRC_WRESP_DEFER;
-		}
-		if (resp == SXRC_RESP_RNR) {
-			if (p->attr & SXRC_PA_FIRST)
-				sxrc_wresp_abort(qp, w, 0);
-			return SXRC_WRESP_RNR;
-		}
-		if (resp != SXRC_RESP_OK)
-			return sxrc_wresp_fail(qp, 0, status);
-		sxrc_sgl_park(&s->peer);
-		w->in_rwqe = true;
+		res = sxrc_wresp_rwqe(qp, 0, status);
+		/* DEFER, RNR: the range is resolved again with the WQE. */
+		if ((res == SXRC_WRESP_DEFER || res == SXRC_WRESP_RNR) &&
+		    (p->attr & SXRC_PA_FIRST))
+			sxrc_wresp_abort(qp, w, 0);
+		if (res != SXRC_WRESP_OK)
+			return res;
 	}
 	sxrc_pkt_sgl(p, &src);
 	ret = sxrc_write_data(qp, s, w->in_rwqe, w->in_off, &src, 0,
