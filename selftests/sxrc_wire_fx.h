@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * softxrc selftests: the wire fuzzer's fixture, shared by its two
+ * softxrc selftests: the wire fuzzer's fixture, shared by its three
  * programs: sxrc_wire_fuzz_test (packets the link must deliver
- * and packets it must drop) and sxrc_wire_refuse_test (requests its
- * responder must refuse, responses nobody awaits, resets and RNR).
+ * and packets it must drop), sxrc_wire_refuse_test (requests its
+ * responder must refuse, responses nobody awaits, resets and RNR, the
+ * CM's answers) and sxrc_wire_mad_test (random MADs for QP1).
  *
  * A veth pair joins the link softxrc3 (10.77.0.1) to a second network
  * namespace, sxwf-peer (10.77.0.2): the "peer host".  From there the
@@ -764,6 +765,233 @@ static inline bool wf_send_done(struct __test_metadata *_metadata, WF_SELF *self
 		return false;
 	}
 	return true;
+}
+
+/* ------------------------------------------------------------------
+ * QP1: the link's communication manager, as the peer speaks to it
+ * (kernel/cm_mad.c, cm.c): MADs built and read here, the link's side
+ * through SXRC_OBJ_CM.  Message fields are at MAD offset 24 on.
+ */
+#define CM_QKEY		0x80010000U
+#define CM_TID		0x0000000100c0ffeeULL
+
+/* A CM MAD of @attr to QP1 in @mad, its first two message words @a, @b. */
+static inline struct wf_pkt wf_mad(uint8_t *mad, uint16_t attr, uint32_t a,
+				   uint32_t b)
+{
+	struct wf_pkt p = {
+		.opcode = TP_UD | SEND_ONLY, .pkey = 0xffff, .dqpn = 1,
+		.qkey = CM_QKEY, .sqpn = 1, .data = mad, .len = 256,
+	};
+
+	memset(mad, 0, 256);
+	mad[0] = 1;		/* base version */
+	mad[1] = 0x07;		/* class: CM */
+	mad[2] = 2;		/* class version */
+	mad[3] = 0x03;		/* method: SEND */
+	put64(mad + 8, CM_TID + attr);
+	put16(mad + 16, attr);
+	put32(mad + 24, a);
+	put32(mad + 28, b);
+	return p;
+}
+
+/* The answer to the peer's QP1 since capture @from: its MAD, checked. */
+static inline const uint8_t *wf_cm_answer(struct __test_metadata *_metadata,
+					  WF_SELF *self, unsigned int from,
+					  uint16_t attr)
+{
+	struct wf_cap *k = wf_wait_cap(&self->net, from, 1, TP_UD | SEND_ONLY);
+
+	if (!k) {
+		TH_LOG("no answer %#x to QP1", attr);
+		return NULL;
+	}
+	EXPECT_EQ(256, k->paylen - 8);	/* the DETH, then the MAD */
+	EXPECT_EQ(CM_QKEY, get32(k->data));
+	EXPECT_EQ(1, get32(k->data + 4) & 0xffffff);
+	EXPECT_EQ(0x01070203, get32(k->data + 8));
+	EXPECT_EQ(attr, get32(k->data + 8 + 16) >> 16);
+	EXPECT_EQ(1, wf_caps_to(&self->net, from, 1));
+	return k->data + 8;
+}
+
+/* A REQ from the peer for @sid: comm ID @cid, QP 0x4242, MTU 1024. */
+static inline struct wf_pkt wf_cm_req(uint8_t *mad, uint32_t cid,
+				      uint64_t sid)
+{
+	struct wf_pkt p = wf_mad(mad, 0x10, cid, 0);
+
+	put64(mad + 24 + 8, sid);
+	put32(mad + 24 + 32, 0x424204);	/* QPN, responder resources */
+	put16(mad + 24 + 48, 0xffff);		/* P_Key */
+	mad[24 + 50] = 3 << 4;			/* path MTU 1024 */
+	mad[24 + 51] = 2 << 4;			/* max CM retries */
+	return p;
+}
+
+/* A CM event within @ms: 0, or -1. */
+static inline int wf_cm_event(int ch, struct sxrc_cm_event *ev, int ms)
+{
+	struct pollfd p = { .fd = ch, .events = POLLIN };
+
+	if (poll(&p, 1, ms) != 1)
+		return -1;
+	return read(ch, ev, sizeof(*ev)) == sizeof(*ev) ? 0 : -1;
+}
+
+/* A connection of the link's CM with the peer, as the peer sees it. */
+struct wf_cm_conn {
+	uint32_t handle;	/* the link's id */
+	uint32_t ours, theirs;	/* the link's comm ID, the peer's */
+	uint32_t qpn;		/* the link's QP it names */
+};
+#define WF_CM_PEER_QPN	0x004343	/* the QP the peer's REP names */
+
+/* SXRC_OBJ_CM method @m on the fixture's context: 0 or -errno. */
+static inline int wf_cm_call(WF_SELF *self, uint16_t m, const void *in,
+			     uint32_t in_len, void *out, uint32_t out_len)
+{
+	return sxrc_call(self->ctx->cmd_fd, SXRC_OBJ_CM, m, in, in_len, out,
+			 out_len);
+}
+/* A CM channel: its fd, or -1. */
+static inline int wf_cm_chan(WF_SELF *self)
+{
+	struct sxrc_channel_out o = {};
+
+	return wf_cm_call(self, SXRC_CM_CHANNEL_CREATE, NULL, 0, &o,
+			  sizeof(o)) ? -1 : o.fd;
+}
+/* An id on channel @ch: its handle, or 0. */
+static inline uint32_t wf_cm_id(WF_SELF *self, int ch)
+{
+	struct sxrc_cm_create_id_in in = { .channel_fd = ch };
+	struct sxrc_handle_out o = {};
+
+	return wf_cm_call(self, SXRC_CM_CREATE_ID, &in, sizeof(in), &o,
+			  sizeof(o)) ? 0 : o.handle;
+}
+static inline int wf_cm_destroy(WF_SELF *self, uint32_t handle)
+{
+	struct sxrc_handle_in in = { .handle = handle };
+
+	return wf_cm_call(self, SXRC_CM_DESTROY_ID, &in, sizeof(in), NULL, 0);
+}
+/*
+ * The first MAD @attr the link sent the peer's QP1 since capture @from,
+ * waited for up to 10 s: the MAD, or NULL.
+ */
+static inline const uint8_t *wf_cm_wait(WF_SELF *self, unsigned int from,
+					uint16_t attr)
+{
+	double end = sxrc_now_ms() + 10000;
+	struct wf_cap *k;
+
+	do {
+		for (; from < self->net.ncap; from++) {
+			k = &self->net.caps[from % WF_NCAPS];
+			if (k->dqpn == 1 && k->opcode == (TP_UD | SEND_ONLY) &&
+			    k->paylen == 8 + 256 &&
+			    get32(k->data + 8 + 16) >> 16 == attr)
+				return k->data + 8;
+		}
+		wf_capture(&self->net, 50);
+	} while (sxrc_now_ms() < end);
+	return NULL;
+}
+/*
+ * The peer connects to the link's listener for @sid, whose events come
+ * on @ch: its REQ (comm ID @theirs, the link's REP waited for 1 s), the
+ * link's REP naming the RC QP, the peer's RTU.  0 once the link's id
+ * heard the RTU, or the step that failed.
+ */
+static inline int wf_cm_accept(WF_SELF *self, int ch, uint64_t sid,
+			       uint32_t theirs, struct wf_cm_conn *c)
+{
+	struct sxrc_cm_send_in rep = { .msg = SXRC_CM_MSG_REP };
+	struct sxrc_cm_event ev;
+	unsigned int from;
+	const uint8_t *m;
+	uint8_t mad[256];
+	struct wf_pkt p;
+
+	p = wf_cm_req(mad, theirs, sid);
+	mad[24 + 47] = 18 << 3;		/* 4.096 us << 18: ~1 s */
+	if (wf_send(&self->net, &p) || wf_cm_event(ch, &ev, 5000) ||
+	    ev.event != SXRC_CM_EVENT_REQ)
+		return -1;
+	c->handle = rep.handle = ev.handle;
+	c->theirs = theirs;
+	c->qpn = rep.conn.qpn = self->rc.qpn;
+	rep.conn.psn = 0x5000;
+	from = self->net.ncap;
+	if (wf_cm_call(self, SXRC_CM_SEND, &rep, sizeof(rep), NULL, 0))
+		return -2;
+	m = wf_cm_wait(self, from, 0x13);
+	if (!m || get32(m + 28) != theirs)
+		return -3;
+	c->ours = get32(m + 24);
+	p = wf_mad(mad, 0x14, theirs, c->ours);
+	if (wf_send(&self->net, &p) || wf_cm_event(ch, &ev, 5000) ||
+	    ev.event != SXRC_CM_EVENT_RTU || ev.handle != c->handle)
+		return -4;
+	return 0;
+}
+/*
+ * The link connects to the peer, a new id's events on @ch: its REQ from
+ * the requester QP (resent after 1 s), the peer's REP (comm ID @theirs,
+ * QP WF_CM_PEER_QPN), the link's RTU.  0 once the RTU went, or the step
+ * that failed.
+ */
+static inline int wf_cm_connect(WF_SELF *self, int ch, uint64_t sid,
+				uint32_t theirs, struct wf_cm_conn *c)
+{
+	struct sxrc_cm_send_in req = {
+		.msg = SXRC_CM_MSG_REQ,
+		.conn = { .service_id = sid, .transport = SXRC_CM_TRANSPORT_RC,
+			  .path_mtu = 3, .max_cm_retries = 3,
+			  .cm_response_timeout = 18, .psn = 0x6000 },
+	};
+	struct sxrc_cm_send_in rtu = { .msg = SXRC_CM_MSG_RTU };
+	struct sxrc_cm_event ev;
+	unsigned int from = self->net.ncap;
+	const uint8_t *m;
+	uint8_t mad[256];
+	struct wf_pkt p;
+	int i, ret;
+
+	c->handle = req.handle = rtu.handle = wf_cm_id(self, ch);
+	if (!c->handle)
+		return -1;
+	memcpy(req.conn.gid, self->peer_gid.raw, 16);
+	memcpy(req.conn.local_gid, self->peer_gid.raw, 16);
+	put32(req.conn.local_gid + 12, WF_ADDR);
+	c->qpn = req.conn.qpn = self->req.qpn;
+	c->theirs = theirs;
+	for (i = 0; i < 100; i++) {
+		ret = wf_cm_call(self, SXRC_CM_SEND, &req, sizeof(req), NULL,
+				 0);
+		if (ret != -EAGAIN)
+			break;
+		usleep(50000);	/* the neighbour is being resolved */
+	}
+	m = ret ? NULL : wf_cm_wait(self, from, 0x10);
+	if (!m || get64(m + 24 + 8) != sid)
+		return -2;
+	c->ours = get32(m + 24);
+	p = wf_mad(mad, 0x13, theirs, c->ours);
+	put32(mad + 24 + 12, WF_CM_PEER_QPN << 8);
+	if (wf_send(&self->net, &p) || wf_cm_event(ch, &ev, 5000) ||
+	    ev.event != SXRC_CM_EVENT_REP || ev.handle != c->handle)
+		return -3;
+	from = self->net.ncap;
+	if (wf_cm_call(self, SXRC_CM_SEND, &rtu, sizeof(rtu), NULL, 0))
+		return -4;
+	m = wf_cm_wait(self, from, 0x14);
+	if (!m || get32(m + 24) != c->ours || get32(m + 28) != theirs)
+		return -5;
+	return 0;
 }
 
 /* Each program's FIXTURE_SETUP(wire). */

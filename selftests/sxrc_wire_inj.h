@@ -2,7 +2,8 @@
 /*
  * softxrc selftests: a peer host on the wire (sxrc_wire_inj.c), shared by
  * the wire fuzzer (sxrc_wire_fx.h: sxrc_wire_fuzz_test.c,
- * sxrc_wire_refuse_test.c) and the remote adversary (sxrc_wire_adv_test.c).
+ * sxrc_wire_refuse_test.c, sxrc_wire_mad_test.c) and the remote adversary
+ * (sxrc_wire_adv_test.c).
  *
  * A veth pair joins a link of this namespace to a second network
  * namespace: the "peer host".  From there a test injects RoCEv2 packets

@@ -828,50 +828,6 @@ TEST_F_TIMEOUT(wire, rnr_retry, 300)
  * other classes and methods, and messages about connections this host
  * does not have are dropped and counted, and answer nothing.
  */
-#define CM_QKEY		0x80010000U
-#define CM_TID		0x0000000100c0ffeeULL
-
-/* A CM MAD of @attr to QP1 in @mad, its first two message words @a, @b. */
-static struct wf_pkt wf_mad(uint8_t *mad, uint16_t attr, uint32_t a,
-			    uint32_t b)
-{
-	struct wf_pkt p = {
-		.opcode = TP_UD | SEND_ONLY, .pkey = 0xffff, .dqpn = 1,
-		.qkey = CM_QKEY, .sqpn = 1, .data = mad, .len = 256,
-	};
-
-	memset(mad, 0, 256);
-	mad[0] = 1;		/* base version */
-	mad[1] = 0x07;		/* class: CM */
-	mad[2] = 2;		/* class version */
-	mad[3] = 0x03;		/* method: SEND */
-	put64(mad + 8, CM_TID + attr);
-	put16(mad + 16, attr);
-	put32(mad + 24, a);
-	put32(mad + 28, b);
-	return p;
-}
-
-/* The answer to the peer's QP1 since capture @from: its MAD, checked. */
-static const uint8_t *wf_cm_answer(struct __test_metadata *_metadata,
-				   WF_SELF *self, unsigned int from,
-				   uint16_t attr)
-{
-	struct wf_cap *k = wf_wait_cap(&self->net, from, 1, TP_UD | SEND_ONLY);
-
-	if (!k) {
-		TH_LOG("no answer %#x to QP1", attr);
-		return NULL;
-	}
-	EXPECT_EQ(256, k->paylen - 8);	/* the DETH, then the MAD */
-	EXPECT_EQ(CM_QKEY, get32(k->data));
-	EXPECT_EQ(1, get32(k->data + 4) & 0xffffff);
-	EXPECT_EQ(0x01070203, get32(k->data + 8));
-	EXPECT_EQ(attr, get32(k->data + 8 + 16) >> 16);
-	EXPECT_EQ(1, wf_caps_to(&self->net, from, 1));
-	return k->data + 8;
-}
-
 TEST_F_TIMEOUT(wire, cm_mads, 300)
 {
 	long rx0 = wf_counter("wire_cm_rx"), tx0 = wf_counter("wire_cm_tx");
@@ -964,29 +920,6 @@ TEST_F_TIMEOUT(wire, cm_mads, 300)
 	EXPECT_EQ(tx0 + 3, wf_counter("wire_cm_tx"));
 	EXPECT_TRUE(wf_cqs_quiet(_metadata, self));
 	EXPECT_TRUE(wf_mem_ok(_metadata, self));
-}
-
-/* A REQ from the peer for @sid: comm ID @cid, QP 0x4242, MTU 1024. */
-static struct wf_pkt wf_cm_req(uint8_t *mad, uint32_t cid, uint64_t sid)
-{
-	struct wf_pkt p = wf_mad(mad, 0x10, cid, 0);
-
-	put64(mad + 24 + 8, sid);
-	put32(mad + 24 + 32, 0x424204);	/* QPN, responder resources */
-	put16(mad + 24 + 48, 0xffff);		/* P_Key */
-	mad[24 + 50] = 3 << 4;			/* path MTU 1024 */
-	mad[24 + 51] = 2 << 4;			/* max CM retries */
-	return p;
-}
-
-/* A CM event within @ms: 0, or -1. */
-static int wf_cm_event(int ch, struct sxrc_cm_event *ev, int ms)
-{
-	struct pollfd p = { .fd = ch, .events = POLLIN };
-
-	if (poll(&p, 1, ms) != 1)
-		return -1;
-	return read(ch, ev, sizeof(*ev)) == sizeof(*ev) ? 0 : -1;
 }
 
 /*
