@@ -232,7 +232,7 @@ static struct sxrc_cm_id *sxrc_cm_passive(struct sxrc_dev *dev,
 	rcu_read_unlock();
 	if (idx < 0)
 		return NULL;
-	kref_get(&lis->chan->evq.ref);
+	kref_get(&lis->chan->evf.ref);
 	id = sxrc_cm_id_alloc(cm, lis->chan);
 	if (!id) {
 		sxrc_cm_chan_put(lis->chan);

@@ -95,7 +95,7 @@ enum sxrc_cm_state {
  *	receive worker, by the CM methods, by the ids' timers and by a
  *	closing context; never held across a user copy or a wait for
  *	anything but memory.  Outside it: ctx->objects' lock, a channel's
- *	lock (its evq's), the route's lock, in that order.
+ *	lock (its queue's, evf.q.lock), the route's lock, in that order.
  * @stopped: the link's wire is gone (sxrc_cm_stop()): nothing is sent
  * @route: the route MADs took last (a leaf lock of its own)
  * @sport: the UDP source port of QP1's packets
@@ -136,19 +136,20 @@ struct sxrc_cm_tw {
 
 /**
  * struct sxrc_cm_chan - a CM event channel (cm_chan.c), a file of its own
- * @evq: its queue (evq.c) of struct sxrc_cm_qev, oldest first; the file
- *	holds a reference and so does each id bound to the channel; its
- *	lock, a leaf, is taken under sxrc_cm_port.mutex or alone
- * @nevents: the events queued, under @evq.lock
+ * @evf: its file (evq.c); its queue holds struct sxrc_cm_qev, oldest
+ *	first; the file holds a reference and so does each id bound to the
+ *	channel; the queue's lock, a leaf, is taken under
+ *	sxrc_cm_port.mutex or alone
+ * @nevents: the events queued, under @evf.q.lock
  */
 struct sxrc_cm_chan {
-	struct sxrc_evq evq;
+	struct sxrc_evfile evf;
 	u32 nevents;
 };
 
 /**
  * struct sxrc_cm_qev - an event queued on a channel
- * @entry: on sxrc_cm_chan.evq.events
+ * @entry: on sxrc_cm_chan.evf.q.events
  * @id: the id it is about, compared only (its destroy takes it back)
  * @ev: the record read() returns
  */

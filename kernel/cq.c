@@ -22,15 +22,16 @@
  * Completion channels
  */
 
-static void sxrc_channel_free(struct sxrc_evq *q)
+static void sxrc_channel_free(struct sxrc_evfile *evf)
 {
-	kfree(container_of(q, struct sxrc_channel, evq));
+	kfree(container_of(evf, struct sxrc_channel, evf));
 }
 
 static ssize_t sxrc_channel_read(struct file *file, char __user *buf,
 				 size_t len, loff_t *pos)
 {
-	struct sxrc_evq *q = file->private_data;
+	struct sxrc_evfile *evf = file->private_data;
+	struct sxrc_evq *q = &evf->q;
 	struct sxrc_comp_event rec;
 	struct sxrc_cq *cq;
 	size_t done = 0;
@@ -76,8 +77,8 @@ static ssize_t sxrc_channel_read(struct file *file, char __user *buf,
 static const struct file_operations sxrc_channel_fops = {
 	.owner = THIS_MODULE,
 	.read = sxrc_channel_read,
-	.poll = sxrc_evq_poll,
-	.release = sxrc_evq_release,
+	.poll = sxrc_evfile_poll,
+	.release = sxrc_evfile_release,
 };
 
 int sxrc_channel_create(struct sxrc_call *call)
@@ -88,9 +89,9 @@ int sxrc_channel_create(struct sxrc_call *call)
 	ch = kzalloc(sizeof(*ch), GFP_KERNEL_ACCOUNT);
 	if (!ch)
 		return -ENOMEM;
-	sxrc_evq_init(&ch->evq, call->ctx->dev, sxrc_channel_free);
-	ret = sxrc_evq_create_file(call, &ch->evq, "[softxrc-channel]",
-				   &sxrc_channel_fops);
+	sxrc_evfile_init(&ch->evf, call->ctx->dev, sxrc_channel_free);
+	ret = sxrc_evfile_create(call, &ch->evf, "[softxrc-channel]",
+				 &sxrc_channel_fops);
 	if (ret)
 		kfree(ch);
 	return ret;
@@ -99,16 +100,16 @@ int sxrc_channel_create(struct sxrc_call *call)
 /* Look up a channel fd given to SXRC_CQ_CREATE; returns a reference. */
 static struct sxrc_channel *sxrc_channel_get(struct sxrc_dev *dev, int fd)
 {
-	struct sxrc_evq *q = sxrc_evq_get(dev, fd, &sxrc_channel_fops);
+	struct sxrc_evfile *evf = sxrc_evfile_get(dev, fd, &sxrc_channel_fops);
 
-	if (IS_ERR(q))
-		return ERR_CAST(q);
-	return container_of(q, struct sxrc_channel, evq);
+	if (IS_ERR(evf))
+		return ERR_CAST(evf);
+	return container_of(evf, struct sxrc_channel, evf);
 }
 
 static void sxrc_channel_put(struct sxrc_channel *ch)
 {
-	sxrc_evq_put(&ch->evq);
+	sxrc_evfile_put(&ch->evf);
 }
 
 static void sxrc_channel_notify(struct sxrc_cq *cq)
@@ -122,11 +123,11 @@ static void sxrc_channel_notify(struct sxrc_cq *cq)
 	 * destroyed CQ is never listed again: its destroy unlisted it under
 	 * this lock after marking it dead.
 	 */
-	spin_lock_bh(&ch->evq.lock);
+	spin_lock_bh(&ch->evf.q.lock);
 	if (list_empty(&cq->ev_entry) && !READ_ONCE(cq->dead))
-		list_add_tail(&cq->ev_entry, &ch->evq.events);
-	spin_unlock_bh(&ch->evq.lock);
-	wake_up_interruptible(&ch->evq.wait);
+		list_add_tail(&cq->ev_entry, &ch->evf.q.events);
+	spin_unlock_bh(&ch->evf.q.lock);
+	wake_up_interruptible(&ch->evf.q.wait);
 }
 
 /* ------------------------------------------------------------------
@@ -257,9 +258,9 @@ static void sxrc_cq_destroy_obj(struct sxrc_obj *obj)
 	WRITE_ONCE(cq->dead, true);
 	spin_unlock_bh(&cq->lock);
 	if (ch) {
-		spin_lock_bh(&ch->evq.lock);
+		spin_lock_bh(&ch->evf.q.lock);
 		list_del_init(&cq->ev_entry);
-		spin_unlock_bh(&ch->evq.lock);
+		spin_unlock_bh(&ch->evf.q.lock);
 	}
 	sxrc_ring_unmap(obj->ctx, cq->ring);
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * softxrc: asynchronous events, read from the device fd.
+ * softxrc: asynchronous events, read from the device fd.  A context's
+ * queue of them is an event queue (evq.c) as a channel's is; what is
+ * queued, the overflow flag and read() are here.
  */
 #include <linux/fs.h>
-#include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -11,7 +12,7 @@
 
 /**
  * struct sxrc_event - a queued async event
- * @entry: on ctx->ev_list
+ * @entry: on ctx->evq.events
  * @obj: the object it is about, or NULL for port events.  No reference
  *	is held while the event is queued: the object's teardown removes
  *	its events (sxrc_obj_kill_events()) before its memory can go.  A
@@ -24,19 +25,12 @@ struct sxrc_event {
 	struct sxrc_async_event rec;
 };
 
-void sxrc_ctx_events_init(struct sxrc_ctx *ctx)
-{
-	spin_lock_init(&ctx->ev_lock);
-	INIT_LIST_HEAD(&ctx->ev_list);
-	init_waitqueue_head(&ctx->ev_wait);
-}
-
 /* Drop whatever is still queued; the context is closing. */
 void sxrc_ctx_events_flush(struct sxrc_ctx *ctx)
 {
 	struct sxrc_event *ev, *tmp;
 
-	list_for_each_entry_safe(ev, tmp, &ctx->ev_list, entry) {
+	list_for_each_entry_safe(ev, tmp, &ctx->evq.events, entry) {
 		list_del(&ev->entry);
 		kfree(ev);
 	}
@@ -65,15 +59,15 @@ void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
 
 	ev = kzalloc(sizeof(*ev), GFP_ATOMIC | __GFP_ACCOUNT);
 
-	spin_lock_bh(&ctx->ev_lock);
+	spin_lock_bh(&ctx->evq.lock);
 	if (ctx->closed || (obj && obj->dead)) {
-		spin_unlock_bh(&ctx->ev_lock);
+		spin_unlock_bh(&ctx->evq.lock);
 		kfree(ev);
 		return;
 	}
 	if (!ev || ctx->ev_count >= SXRC_ASYNC_QUEUE_MAX) {
 		ctx->ev_overflow = true;
-		spin_unlock_bh(&ctx->ev_lock);
+		spin_unlock_bh(&ctx->evq.lock);
 		kfree(ev);
 		return;
 	}
@@ -81,11 +75,11 @@ void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
 	ev->rec.element = element;
 	ev->rec.event_type = event_type;
 	ev->rec.element_type = element_type;
-	list_add_tail(&ev->entry, &ctx->ev_list);
+	list_add_tail(&ev->entry, &ctx->evq.events);
 	ctx->ev_count++;
-	spin_unlock_bh(&ctx->ev_lock);
+	spin_unlock_bh(&ctx->evq.lock);
 
-	wake_up_interruptible(&ctx->ev_wait);
+	wake_up_interruptible(&ctx->evq.wait);
 }
 
 /* Tell every context open on @dev about a port event. */
@@ -123,34 +117,25 @@ void sxrc_obj_kill_events(struct sxrc_obj *obj)
 	struct sxrc_event *ev, *tmp;
 	LIST_HEAD(dead);
 
-	spin_lock_bh(&ctx->ev_lock);
+	spin_lock_bh(&ctx->evq.lock);
 	obj->dead = true;
-	list_for_each_entry_safe(ev, tmp, &ctx->ev_list, entry) {
+	list_for_each_entry_safe(ev, tmp, &ctx->evq.events, entry) {
 		if (ev->obj != obj)
 			continue;
 		list_move(&ev->entry, &dead);
 		ctx->ev_count--;
 	}
-	spin_unlock_bh(&ctx->ev_lock);
+	spin_unlock_bh(&ctx->evq.lock);
 
 	list_for_each_entry_safe(ev, tmp, &dead, entry)
 		kfree(ev);
-}
-
-static bool sxrc_events_pending(struct sxrc_ctx *ctx)
-{
-	bool pending;
-
-	spin_lock_bh(&ctx->ev_lock);
-	pending = !list_empty(&ctx->ev_list);
-	spin_unlock_bh(&ctx->ev_lock);
-	return pending;
 }
 
 ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 			loff_t *pos)
 {
 	struct sxrc_ctx *ctx = file->private_data;
+	struct sxrc_evq *q = &ctx->evq;
 	const size_t rec_size = sizeof(struct sxrc_async_event);
 	struct sxrc_event *ev;
 	size_t done = 0;
@@ -162,25 +147,18 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 	if (len < rec_size)
 		return -EINVAL;
 
-	for (;;) {
-		if (sxrc_events_pending(ctx))
-			break;
-		if (file->f_flags & O_NONBLOCK)
-			return -EAGAIN;
-		ret = wait_event_interruptible(ctx->ev_wait,
-					       sxrc_events_pending(ctx));
-		if (ret)
-			return ret;
-	}
+	ret = sxrc_evq_wait(q, file);
+	if (ret)
+		return ret;
 
 	while (done + rec_size <= len) {
 		struct sxrc_obj *obj;
 
-		spin_lock_bh(&ctx->ev_lock);
-		ev = list_first_entry_or_null(&ctx->ev_list, struct sxrc_event,
+		spin_lock_bh(&q->lock);
+		ev = list_first_entry_or_null(&q->events, struct sxrc_event,
 					      entry);
 		if (!ev) {
-			spin_unlock_bh(&ctx->ev_lock);
+			spin_unlock_bh(&q->lock);
 			break;
 		}
 		list_del(&ev->entry);
@@ -199,16 +177,16 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 			ev->rec.flags |= SXRC_ASYNC_FLAG_OVERFLOW;
 			ctx->ev_overflow = false;
 		}
-		spin_unlock_bh(&ctx->ev_lock);
+		spin_unlock_bh(&q->lock);
 
 		/* No lock is held here: the copy may fault and wait. */
 		if (copy_to_user(buf + done, &ev->rec, rec_size)) {
 			/* Put it back so the event is not lost... */
-			spin_lock_bh(&ctx->ev_lock);
+			spin_lock_bh(&q->lock);
 			if (!obj || !obj->dead) {
 				if (obj)
 					atomic_dec(&obj->async_events);
-				list_add(&ev->entry, &ctx->ev_list);
+				list_add(&ev->entry, &q->events);
 				ctx->ev_count++;
 				ev = NULL;
 			}
@@ -217,7 +195,7 @@ ssize_t sxrc_event_read(struct file *file, char __user *buf, size_t len,
 			 * counted it, and only a caller reading with a bad
 			 * buffer while destroying its own objects sees that.
 			 */
-			spin_unlock_bh(&ctx->ev_lock);
+			spin_unlock_bh(&q->lock);
 			kfree(ev);
 			if (obj)
 				sxrc_obj_drop(obj);
@@ -235,6 +213,5 @@ __poll_t sxrc_event_poll(struct file *file, struct poll_table_struct *wait)
 {
 	struct sxrc_ctx *ctx = file->private_data;
 
-	poll_wait(file, &ctx->ev_wait, wait);
-	return sxrc_events_pending(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
+	return sxrc_evq_poll(&ctx->evq, file, wait);
 }

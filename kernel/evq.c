@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * softxrc: event queues read through a file of their own.  A completion
- * channel (cq.c) and a CM event channel (cm_chan.c) are each one, as
- * upstream ib_uverbs_event_queue serves both the completion and the
- * async event files: the queue, its lock, its readers' wait queue and
- * its lifetime are here, with poll(), release(), the file's creation and
- * its lookup by fd.  What is queued (CQs with an event, CM events) and
- * read() are each channel's own.
+ * softxrc: event queues, as upstream's ib_uverbs_event_queue serves
+ * both uverbs' async and completion event files.  A context's async
+ * events (event.c, read from the device file), a completion channel
+ * (cq.c) and a CM event channel (cm_chan.c) are each a struct sxrc_evq:
+ * the lock, the list, the readers' wait queue, and here the test for
+ * something queued, read()'s wait for it and poll().  What is queued
+ * (async events, CQs with an event, CM events) and read() are each
+ * owner's own.
+ *
+ * A channel is read through a file of its own, a struct sxrc_evfile
+ * around its queue: its lifetime, poll(), release(), the file's creation
+ * and its lookup by fd are here too.
  */
 #include <linux/anon_inodes.h>
 #include <linux/file.h>
@@ -15,31 +20,11 @@
 
 #include "sxrc.h"
 
-/*
- * A new queue on @dev with one reference (the caller's, which passes to
- * the file); @free frees the channel @q is in, with what it still holds.
- */
-void sxrc_evq_init(struct sxrc_evq *q, struct sxrc_dev *dev,
-		   void (*free)(struct sxrc_evq *q))
+void sxrc_evq_init(struct sxrc_evq *q)
 {
-	kref_init(&q->ref);
-	q->dev = dev;
-	q->free = free;
 	spin_lock_init(&q->lock);
 	INIT_LIST_HEAD(&q->events);
 	init_waitqueue_head(&q->wait);
-}
-
-static void sxrc_evq_free(struct kref *ref)
-{
-	struct sxrc_evq *q = container_of(ref, struct sxrc_evq, ref);
-
-	q->free(q);
-}
-
-void sxrc_evq_put(struct sxrc_evq *q)
-{
-	kref_put(&q->ref, sxrc_evq_free);
 }
 
 static bool sxrc_evq_pending(struct sxrc_evq *q)
@@ -70,28 +55,61 @@ int sxrc_evq_wait(struct sxrc_evq *q, struct file *file)
 	return 0;
 }
 
-__poll_t sxrc_evq_poll(struct file *file, struct poll_table_struct *wait)
+/* poll() of @file, which reads @q. */
+__poll_t sxrc_evq_poll(struct sxrc_evq *q, struct file *file,
+		       struct poll_table_struct *wait)
 {
-	struct sxrc_evq *q = file->private_data;
-
 	poll_wait(file, &q->wait, wait);
 	return sxrc_evq_pending(q) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
-int sxrc_evq_release(struct inode *inode, struct file *file)
+/*
+ * A new channel's file on @dev with one reference (the caller's, which
+ * passes to the file); @free frees the channel @evf is in, with what it
+ * still holds.
+ */
+void sxrc_evfile_init(struct sxrc_evfile *evf, struct sxrc_dev *dev,
+		      void (*free)(struct sxrc_evfile *evf))
 {
-	sxrc_evq_put(file->private_data);
+	sxrc_evq_init(&evf->q);
+	kref_init(&evf->ref);
+	evf->dev = dev;
+	evf->free = free;
+}
+
+static void sxrc_evfile_free(struct kref *ref)
+{
+	struct sxrc_evfile *evf = container_of(ref, struct sxrc_evfile, ref);
+
+	evf->free(evf);
+}
+
+void sxrc_evfile_put(struct sxrc_evfile *evf)
+{
+	kref_put(&evf->ref, sxrc_evfile_free);
+}
+
+__poll_t sxrc_evfile_poll(struct file *file, struct poll_table_struct *wait)
+{
+	struct sxrc_evfile *evf = file->private_data;
+
+	return sxrc_evq_poll(&evf->q, file, wait);
+}
+
+int sxrc_evfile_release(struct inode *inode, struct file *file)
+{
+	sxrc_evfile_put(file->private_data);
 	return 0;
 }
 
 /*
- * A file @name of @fops reading @q, on a reserved fd returned in the
+ * A file @name of @fops reading @evf, on a reserved fd returned in the
  * call's struct sxrc_channel_out; the dispatcher installs it once the
  * number reached userspace.  The file takes the caller's reference to
- * @q; on an error it does not, and the caller frees its channel.
+ * @evf; on an error it does not, and the caller frees its channel.
  */
-int sxrc_evq_create_file(struct sxrc_call *call, struct sxrc_evq *q,
-			 const char *name, const struct file_operations *fops)
+int sxrc_evfile_create(struct sxrc_call *call, struct sxrc_evfile *evf,
+		       const char *name, const struct file_operations *fops)
 {
 	struct sxrc_channel_out *out = call->out;
 	struct file *file;
@@ -100,7 +118,7 @@ int sxrc_evq_create_file(struct sxrc_call *call, struct sxrc_evq *q,
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0)
 		return fd;
-	file = anon_inode_getfile(name, fops, q, O_RDWR);
+	file = anon_inode_getfile(name, fops, evf, O_RDWR);
 	if (IS_ERR(file)) {
 		ret = PTR_ERR(file);
 		goto err_fd;
@@ -116,27 +134,27 @@ err_fd:
 }
 
 /*
- * The queue of the file @fd names, if it is one of @fops made on @dev,
- * with a reference; or an ERR_PTR: -EBADF for no file, else -EINVAL.
+ * The channel file @fd names, if it is one of @fops made on @dev, with a
+ * reference; or an ERR_PTR: -EBADF for no file, else -EINVAL.
  */
-struct sxrc_evq *sxrc_evq_get(struct sxrc_dev *dev, int fd,
-			      const struct file_operations *fops)
+struct sxrc_evfile *sxrc_evfile_get(struct sxrc_dev *dev, int fd,
+				    const struct file_operations *fops)
 {
-	struct sxrc_evq *q = ERR_PTR(-EINVAL);
+	struct sxrc_evfile *evf = ERR_PTR(-EINVAL);
 	struct file *file;
 
 	if (fd < 0)
-		return q;
+		return evf;
 	file = fget(fd);
 	if (!file)
 		return ERR_PTR(-EBADF);
 	if (file->f_op == fops) {
-		q = file->private_data;
-		if (q->dev == dev)
-			kref_get(&q->ref);
+		evf = file->private_data;
+		if (evf->dev == dev)
+			kref_get(&evf->ref);
 		else
-			q = ERR_PTR(-EINVAL);
+			evf = ERR_PTR(-EINVAL);
 	}
 	fput(file);
-	return q;
+	return evf;
 }

@@ -34,8 +34,10 @@
  * wire responder's rs_mutex (wire.h), dev->mcast_lock (UD multicast),
  * xrcd->lock (an XRC receive QP's registrations, for its events), in
  * softirq the wire's rs_lock or qp->sq_lock, the responder's rq_lock or
- * srq->lock, mw->lock, mr->lock, qp->lock, cq->lock,
- * channel->evq.lock, dev->lock, ctx->ev_lock, dev->users_lock.
+ * srq->lock, mw->lock, mr->lock, qp->lock, cq->lock, dev->lock, an
+ * event queue's lock (a context's async events' ctx->evq.lock, a
+ * channel's channel->evf.q.lock: one lockdep class, a leaf),
+ * dev->users_lock.
  * Nothing is held while a copy waits for others to leave an MR
  * (invalidation, unbinding a window).  An ODP region's odp_lock (two at
  * most, in address order) is held around one page of a copy and

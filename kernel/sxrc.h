@@ -4,7 +4,8 @@
  * role:
  *   sxrc_param.h    parameters and limits
  *   sxrc_dev.h      the device, object classes, counters, users
- *   sxrc_obj.h      the object core, contexts, PDs, the method call
+ *   sxrc_obj.h      the object core, event queues, contexts, PDs, the
+ *                   method call
  *   sxrc_ring.h     the rings shared with the library, and their protocol
  *   sxrc_mem.h      pinned and on-demand pages, MRs, memory windows
  *   sxrc.h          (this file) CQs, work queues, SRQs, QPs, XRC domains,
@@ -26,35 +27,29 @@
 #include "sxrc_ring.h"
 
 /**
- * struct sxrc_evq - an event queue read through a file of its own
- *	(evq.c): what a completion channel and a CM event channel
- *	(cm.h) are built on
+ * struct sxrc_evfile - an event queue read through a file of its own
+ *	(evq.c): what a completion channel and a CM event channel (cm.h)
+ *	are built on
+ * @q: the queue (struct sxrc_evq), of the channel's own entries
  * @ref: the file holds one reference, each user (a CQ, a CM id) another
  * @dev: the device it was made on (compared, never dereferenced
- *	through the queue)
- * @free: frees the channel the queue is in, and what it still holds
- * @lock: protects @events and what its channel keeps beside them; a
- *	leaf, taken with BH off (a CQ's channel is fed in softirq), never
- *	across a user copy
- * @events: what waits to be read, the channel's own entries
- * @wait: readers and pollers
+ *	through the file)
+ * @free: frees the channel the file is in, and what it still holds
  */
-struct sxrc_evq {
+struct sxrc_evfile {
+	struct sxrc_evq q;
 	struct kref ref;
 	struct sxrc_dev *dev;
-	void (*free)(struct sxrc_evq *q);
-	spinlock_t lock;	/* protects events */
-	struct list_head events;
-	wait_queue_head_t wait;
+	void (*free)(struct sxrc_evfile *evf);
 };
 
 /**
  * struct sxrc_channel - a completion channel (a file of its own)
- * @evq: its queue: CQs with an undelivered event (sxrc_cq.ev_entry,
- *	under @evq.lock)
+ * @evf: its file; its queue holds the CQs with an undelivered event
+ *	(sxrc_cq.ev_entry, under @evf.q.lock)
  */
 struct sxrc_channel {
-	struct sxrc_evq evq;
+	struct sxrc_evfile evf;
 };
 
 /**
@@ -73,7 +68,7 @@ struct sxrc_channel {
  *	channel (written under @lock, then read under @lock or the
  *	channel's lock)
  * @channel: completion channel, or NULL
- * @ev_entry: on channel->evq.events while an event waits to be read
+ * @ev_entry: on channel->evf.q.events while an event waits to be read
  * @comp_events: channel events read by the library
  */
 struct sxrc_cq {

@@ -95,7 +95,6 @@ long sxrc_invoke(struct sxrc_ctx *ctx, struct sxrc_ioctl_hdr __user *uhdr);
 long sxrc_doorbell(struct sxrc_ctx *ctx, unsigned long arg);
 
 /* event.c: the async event queue of a context */
-void sxrc_ctx_events_init(struct sxrc_ctx *ctx);
 void sxrc_ctx_events_flush(struct sxrc_ctx *ctx);
 void sxrc_queue_event(struct sxrc_ctx *ctx, u32 event_type, u16 element_type,
 		      u64 element, struct sxrc_obj *obj);
@@ -142,17 +141,20 @@ void sxrc_odp_unlock(struct sxrc_umem *a, struct sxrc_umem *b);
 bool sxrc_odp_valid(struct sxrc_odp_win *w);
 struct page *sxrc_odp_page(struct sxrc_odp_win *w, unsigned long pgidx);
 
-/* evq.c: event queues read through a file of their own (channels) */
-void sxrc_evq_init(struct sxrc_evq *q, struct sxrc_dev *dev,
-		   void (*free)(struct sxrc_evq *q));
-void sxrc_evq_put(struct sxrc_evq *q);
+/* evq.c: event queues (async events, channels), and channels' files */
+void sxrc_evq_init(struct sxrc_evq *q);
 int sxrc_evq_wait(struct sxrc_evq *q, struct file *file);
-__poll_t sxrc_evq_poll(struct file *file, struct poll_table_struct *wait);
-int sxrc_evq_release(struct inode *inode, struct file *file);
-int sxrc_evq_create_file(struct sxrc_call *call, struct sxrc_evq *q,
-			 const char *name, const struct file_operations *fops);
-struct sxrc_evq *sxrc_evq_get(struct sxrc_dev *dev, int fd,
-			      const struct file_operations *fops);
+__poll_t sxrc_evq_poll(struct sxrc_evq *q, struct file *file,
+		       struct poll_table_struct *wait);
+void sxrc_evfile_init(struct sxrc_evfile *evf, struct sxrc_dev *dev,
+		      void (*free)(struct sxrc_evfile *evf));
+void sxrc_evfile_put(struct sxrc_evfile *evf);
+__poll_t sxrc_evfile_poll(struct file *file, struct poll_table_struct *wait);
+int sxrc_evfile_release(struct inode *inode, struct file *file);
+int sxrc_evfile_create(struct sxrc_call *call, struct sxrc_evfile *evf,
+		       const char *name, const struct file_operations *fops);
+struct sxrc_evfile *sxrc_evfile_get(struct sxrc_dev *dev, int fd,
+				    const struct file_operations *fops);
 
 /* cq.c */
 int sxrc_cq_post(struct sxrc_cq *cq, const struct sxrc_cqe *cqe);

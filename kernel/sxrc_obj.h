@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * softxrc: the object core (every verbs object embeds struct sxrc_obj),
- * contexts, protection domains and the method call in progress.
+ * event queues, contexts, protection domains and the method call in
+ * progress.
  */
 #ifndef SXRC_OBJ_H
 #define SXRC_OBJ_H
 
+#include <linux/list.h>
 #include <linux/llist.h>
 #include <linux/sched.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
 
 #include <rdma/softxrc-abi.h>
 
@@ -65,7 +69,7 @@ struct sxrc_late_put {
  * @user_cookie: the library's value, echoed in async events
  * @async_events: async events about the object read by the library
  * @dead: torn down: its queued events are gone and no new one is queued
- *	(set and read under ctx->ev_lock).  A requester may still hold the
+ *	(set and read under ctx->evq.lock).  A requester may still hold the
  *	object and raise an event on it: that event is dropped.
  * @ops: class operations
  * @late: its last reference went in softirq: released by a work item
@@ -85,11 +89,32 @@ struct sxrc_obj {
 };
 
 /**
+ * struct sxrc_evq - an event queue (evq.c): a context's async events,
+ *	read from the device file (event.c), and the queue of each channel
+ *	read through a file of its own (struct sxrc_evfile: a completion
+ *	channel, a CM event channel), as upstream's ib_uverbs_event_queue
+ *	serves both uverbs' async and completion event files
+ * @lock: protects @events and what its owner keeps beside them, which
+ *	the owner's comment names (a context's: its event count and
+ *	overflow flag, its closed flag and its objects' dead flags); a
+ *	leaf, taken with BH off (a CQ's channel is fed in softirq), never
+ *	across a user copy; every queue's is one lockdep class
+ * @events: what waits to be read, the owner's own entries
+ * @wait: readers and pollers
+ */
+struct sxrc_evq {
+	spinlock_t lock;	/* events, and its owner's fields beside them */
+	struct list_head events;
+	wait_queue_head_t wait;
+};
+
+/**
  * struct sxrc_ctx - a user context: one open() of /dev/infiniband/softxrcN
  * @ref: the open file holds one reference, every object another: an
  *	object that another context's work request still reaches may
  *	outlive the file, and must still find its context
- * @closed: the file is gone; no more async events are queued
+ * @closed: the file is gone; no more async events are queued (under
+ *	@evq.lock)
  * @member_lock: serialises additions to @members
  * @nmembers: entries of @members in use; raised under @member_lock with
  *	smp_store_release() once the new entry is written, read without
@@ -102,12 +127,12 @@ struct sxrc_obj {
  * @dev: the device
  * @objects: handle -> struct sxrc_obj *; the xarray's own lock
  *	serialises insertions and removals, lookups run under RCU
- * @ev_lock: protects @ev_list, @ev_count, @ev_overflow, @closed and the
- *	dead flag of the context's objects; never held across a user copy
- * @ev_list: queued struct sxrc_event records
- * @ev_count: length of @ev_list
- * @ev_overflow: an event was dropped since the last read
- * @ev_wait: readers and pollers of the async event queue
+ * @evq: the async event queue (event.c) of struct sxrc_event records,
+ *	read from the device file; its lock also protects @ev_count,
+ *	@ev_overflow, @closed and the dead flag of the context's objects
+ * @ev_count: length of @evq's list (under @evq.lock)
+ * @ev_overflow: an event was dropped since the last read (under
+ *	@evq.lock)
  * @dev_entry: on dev->ctx_list, under dev->lock
  * @mmaps: mmap offset >> PAGE_SHIFT -> struct sxrc_ring * the context may
  *	map; the xarray's lock serialises changes and lookups
@@ -133,11 +158,9 @@ struct sxrc_ctx {
 	struct mm_struct *members[SXRC_MAX_MEMBERS];
 	struct sxrc_dev *dev;
 	struct xarray objects;
-	spinlock_t ev_lock;	/* ev_list/count/overflow, closed, obj->dead */
-	struct list_head ev_list;
+	struct sxrc_evq evq;	/* lock: ev_count/overflow, closed, obj->dead */
 	u32 ev_count;
 	bool ev_overflow;
-	wait_queue_head_t ev_wait;
 	struct list_head dev_entry;
 	struct xarray mmaps;
 	u64 id;

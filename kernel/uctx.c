@@ -57,7 +57,7 @@ static int sxrc_open(struct inode *inode, struct file *file)
 	ctx->dev = dev;
 	xa_init_flags(&ctx->objects, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->mmaps, XA_FLAGS_ALLOC);
-	sxrc_ctx_events_init(ctx);
+	sxrc_evq_init(&ctx->evq);
 	ctx->pid = task_tgid_nr(current);
 	get_task_comm(ctx->comm, current);
 
@@ -89,9 +89,9 @@ static int sxrc_release(struct inode *inode, struct file *file)
 	ctx->nmembers = 0;
 	WARN_ON_ONCE(!xa_empty(&ctx->mmaps));
 	xa_destroy(&ctx->mmaps);
-	spin_lock_bh(&ctx->ev_lock);
+	spin_lock_bh(&ctx->evq.lock);
 	ctx->closed = true;
-	spin_unlock_bh(&ctx->ev_lock);
+	spin_unlock_bh(&ctx->evq.lock);
 	atomic_dec(&dev->nctx);
 	sxrc_ctx_put(ctx);
 	return 0;
