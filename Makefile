@@ -15,7 +15,7 @@
 #                        on every installed Debian kernel (tools/check),
 #                        then softxrc on the first kernel against rdma_rxe
 #                        on the last across two guests (tools/check-wire
-#                        --pair sx-rxe) beside the last; ~8 minutes,
+#                        --pair sx-rxe) beside the last; 8-9 minutes,
 #                        each guest with one vCPU
 #   make check-full      make check and the MPI, fabric and host-device
 #                        tests, MPICH ch4:ofi built once (cached), and

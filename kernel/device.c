@@ -167,10 +167,7 @@ int sxrc_device_query_gid(struct sxrc_call *call)
 	if (in->index >= SXRC_GID_TBL_LEN)
 		return -EINVAL;
 
-	/* Link-local subnet prefix fe80::/64, then the port GUID. */
-	out->gid[0] = 0xfe;
-	out->gid[1] = 0x80;
-	memcpy(&out->gid[8], &dev->node_guid, sizeof(dev->node_guid));
+	sxrc_local_gid(dev, out->gid);
 	out->gid_type = SXRC_GID_TYPE_IB;
 	return 0;
 }

@@ -49,10 +49,7 @@ static void sxrc_build_grh(struct sxrc_qp *qp, const struct sxrc_ah_attr *ah,
 	if (rcu_access_pointer(dev->ndev) &&
 	    !sxrc_link_gid(dev, ah->sgid_index, grh + 8))
 		return;
-	memset(grh + 8, 0, 8);
-	grh[8] = 0xfe;
-	grh[9] = 0x80;
-	memcpy(grh + 16, &dev->node_guid, 8);
+	sxrc_local_gid(dev, grh + 8);
 }
 
 /* A datagram: to one QP, or to every member of a multicast group. */

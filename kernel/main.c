@@ -132,6 +132,23 @@ DEFINE_SHOW_ATTRIBUTE(sxrc_users);
 static struct sxrc_dev __rcu *sxrc_devs[SXRC_MAX_DEVICES];
 static DEFINE_MUTEX(sxrc_devs_mutex);
 
+/*
+ * The subnet prefix of this host's devices without a link: GID 0 of each
+ * is it and the port GUID.  Drawn at load, as RFC 4193 draws a unique
+ * local prefix (fd, 40 random bits, subnet 0): such a device's fabric is
+ * this host, and every host's softxrc0 has LID 1, so a consumer that takes
+ * equal prefixes for one subnet (UCX's IB reachability) would otherwise
+ * send to another host's device by a LID that leads back to its own.
+ */
+static __be64 sxrc_local_prefix __ro_after_init;
+
+/* GID 0 of @dev, a device without a link, into @gid. */
+void sxrc_local_gid(const struct sxrc_dev *dev, u8 *gid)
+{
+	memcpy(gid, &sxrc_local_prefix, sizeof(sxrc_local_prefix));
+	memcpy(gid + 8, &dev->node_guid, sizeof(dev->node_guid));
+}
+
 /* The device whose port has @lid (LIDs are index + 1), or NULL; RCU. */
 struct sxrc_dev *sxrc_dev_by_lid(u16 lid)
 {
@@ -441,6 +458,8 @@ static int __init sxrc_init(void)
 		       SXRC_MAX_DEVICES);
 		return -EINVAL;
 	}
+	sxrc_local_prefix = cpu_to_be64(0xfdULL << 56 |
+					(get_random_u64() & 0x00ffffffffff0000ULL));
 	ret = sxrc_workqueues_init();
 	if (ret)
 		return ret;

@@ -31,6 +31,7 @@ struct sxrc_user *sxrc_user_get(struct sxrc_dev *dev, kuid_t uid);
 void sxrc_user_put(struct sxrc_user *user);
 struct sxrc_dev *sxrc_dev_by_lid(u16 lid);
 struct sxrc_dev *sxrc_dev_by_guid(__be64 guid);
+void sxrc_local_gid(const struct sxrc_dev *dev, u8 *gid);
 
 /* link.c: devices attached to a network device */
 void sxrc_link_init(struct sxrc_dev *dev, struct net_device *ndev);
