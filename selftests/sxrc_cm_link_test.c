@@ -626,7 +626,9 @@ TEST_F_TIMEOUT(link, no_listener, 120)
 
 /*
  * rping between sxcl-a (client) and sxcl-c (server), pinging without
- * end; once pings flow, SIGKILL to the client (@kill_client) or to the
+ * end; once pings flow (within 60 s: a guest beside three others is
+ * slow; a client that ended before that fails the test with both
+ * programs' output), SIGKILL to the client (@kill_client) or to the
  * server.  The other side must see the connection end (the module of
  * the killed process's host sends DREQ for its connections) and exit
  * within 30 s, and both links must be left with no QP and no CM id.
@@ -643,11 +645,12 @@ static int cl_sigkill(bool kill_client)
 		 ">/tmp/sxcl-k-srv.log 2>&1 & s=$!; sleep 1; "
 		 "%s stdbuf -oL rping -c -v -a " CL_C_ADDR " -p %d "
 		 ">/tmp/sxcl-k-cli.log 2>&1 & c=$!; "
-		 "for i in $(seq 200); do "
+		 "for i in $(seq 600); do "
 		 "[ $(grep -c 'ping data' /tmp/sxcl-k-cli.log) -gt 3 ] && break; "
-		 "sleep 0.1; done; "
+		 "kill -0 $c 2>/dev/null || break; sleep 0.1; done; "
 		 "[ $(grep -c 'ping data' /tmp/sxcl-k-cli.log) -gt 3 ] || "
-		 "{ echo 'no pings'; kill -9 $s $c; exit 1; }; "
+		 "{ echo 'no pings'; tail -n 8 /tmp/sxcl-k-*.log; "
+		 "kill -9 $s $c 2>/dev/null; exit 1; }; "
 		 "if [ %d = 1 ]; then v=$c o=$s; else v=$s o=$c; fi; "
 		 "kill -9 $v; t=$SECONDS; "
 		 "for i in $(seq 300); do kill -0 $o 2>/dev/null || break; "
@@ -662,7 +665,7 @@ static int cl_sigkill(bool kill_client)
 		 "[ \"$n\" = 0000 ] && exit 0; sleep 0.1; done; "
 		 "echo \"left on the links (qp cm_id a, qp cm_id c): $n\"; exit 1",
 		 sp, port, cp, port, kill_client);
-	ret = sxrc_run(cmd, 90, 1 << 16, &out);
+	ret = sxrc_run(cmd, 150, 1 << 16, &out);
 	if (out)
 		sxrc_tail(out, ret ? 30 : 1);
 	free(out);
@@ -670,13 +673,13 @@ static int cl_sigkill(bool kill_client)
 }
 
 /* A peer killed mid-connection: the other side ends, nothing is left. */
-TEST_F_TIMEOUT(link, sigkill_client, 150)
+TEST_F_TIMEOUT(link, sigkill_client, 210)
 {
 	CL_PROG("rping");
 	EXPECT_EQ(0, cl_sigkill(true));
 }
 
-TEST_F_TIMEOUT(link, sigkill_server, 150)
+TEST_F_TIMEOUT(link, sigkill_server, 210)
 {
 	CL_PROG("rping");
 	EXPECT_EQ(0, cl_sigkill(false));
