@@ -154,3 +154,17 @@ dev_gid_index() {
 		sed -n "s/^[[:space:]]*GID\[ *\([0-9]*\)\]:[[:space:]]*::ffff:$self, RoCE v2\$/\1/p" |
 		head -n 1 | grep .
 }
+
+# pair_failure LOG: of a tools/vm-pair run that failed, whose output
+# ("[a] ..." and "[b] ..." lines) is in LOG, as "#" lines: what the
+# guests' vm-run said (its errors, their kernels' reports and console
+# lines) and the last lines of each guest's own output.
+pair_failure() {
+	local g
+
+	grep -E '^\[[ab]\] (vm-run(\(guest\))?: error|  \| )' "$1" | head -n 80 |
+		sed 's/^/#   /' || true
+	for g in a b; do
+		grep "^\[$g\] " "$1" | grep -v '^\[.\]   | ' | tail -n 15 | sed 's/^/#   /' || true
+	done
+}
