@@ -626,7 +626,9 @@ TEST_F_TIMEOUT(link, no_listener, 120)
 
 /*
  * rping between sxcl-a (client) and sxcl-c (server), pinging without
- * end; once pings flow (within 60 s: a guest beside three others is
+ * end (a client rejected for "no listener" while the server still runs
+ * is started again: a slow guest's server may not listen yet, as CI
+ * saw once after 1 s); once pings flow (within 60 s: a guest beside three others is
  * slow; a client that ended before that fails the test with both
  * programs' output), SIGKILL to the client (@kill_client) or to the
  * server.  The other side must see the connection end (the module of
@@ -642,12 +644,16 @@ static int cl_sigkill(bool kill_client)
 	cl_prefix(cp, sizeof(cp), CL_A);
 	snprintf(cmd, sizeof(cmd),
 		 "%s stdbuf -oL rping -s -v -a " CL_C_ADDR " -p %d "
-		 ">/tmp/sxcl-k-srv.log 2>&1 & s=$!; sleep 1; "
+		 ">/tmp/sxcl-k-srv.log 2>&1 & s=$!; "
+		 "for d in 1 2 4 8; do sleep $d; "
 		 "%s stdbuf -oL rping -c -v -a " CL_C_ADDR " -p %d "
 		 ">/tmp/sxcl-k-cli.log 2>&1 & c=$!; "
 		 "for i in $(seq 600); do "
 		 "[ $(grep -c 'ping data' /tmp/sxcl-k-cli.log) -gt 3 ] && break; "
 		 "kill -0 $c 2>/dev/null || break; sleep 0.1; done; "
+		 "kill -0 $c 2>/dev/null || ! grep -q 'REJECTED, error 8' "
+		 "/tmp/sxcl-k-cli.log || ! kill -0 $s 2>/dev/null && break; "
+		 "echo \"rejected: no listener yet, after $d s\"; done; "
 		 "[ $(grep -c 'ping data' /tmp/sxcl-k-cli.log) -gt 3 ] || "
 		 "{ echo 'no pings'; tail -n 8 /tmp/sxcl-k-*.log; "
 		 "kill -9 $s $c 2>/dev/null; exit 1; }; "
