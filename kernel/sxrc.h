@@ -161,9 +161,8 @@ static inline struct sxrc_srq *to_sxrc_srq(struct sxrc_obj *obj)
  *	modify (sxrc_sq_lock()); taken before @lock.  Its holder also sets
  *	@sq_busy.
  * @sq_lock: the requester's state in softirq, which takes an
- *	acknowledgment or READ response under it only while @sq_busy is
- *	clear (wire_ack.c); taken with BH off, before @lock and those of
- *	the CQs and regions
+ *	acknowledgment under it only while @sq_busy is clear (wire_req.c);
+ *	taken with BH off, before @lock and those of the CQs
  * @sq_busy: process context holds @sq_mutex (set and cleared under
  *	@sq_lock)
  * @rq_lock: protects @rq.cons: receive WQEs are consumed by any number

@@ -9,14 +9,14 @@
  * Packets arrive in softirq context on the namespace's socket; they are
  * checked for a device and made linear.  A device's packets are taken
  * in order, one at a time (@wire_rx_owned).  SEND and WRITE requests to
- * RC and UC QPs, and ACKs and READ responses to RC QPs, are handled
- * right there in softirq when no other packet of the device waits or is
- * being handled, as rxe handles all of its packets.  The others go on
- * the device's queue for its receive worker (one work item), which runs
- * the transport in process context, where copies to user pages may
- * sleep (ODP) and READ replies and resends may take their time.  A
- * packet softirq cannot finish without sleeping goes to the head of the
- * queue untouched (wire_resp.c, wire_ack.c).
+ * RC and UC QPs, and ACKs to RC QPs, are handled right there in softirq
+ * when no other packet of the device waits or is being handled, as rxe
+ * handles all of its packets.  The others go on the device's queue for
+ * its receive worker (one work item), which runs the transport in
+ * process context, where copies to user pages may sleep (ODP) and READ
+ * responses and resends may take their time.  A packet softirq cannot
+ * finish without sleeping goes to the head of the queue untouched
+ * (wire_resp.c, wire_ack.c).
  *
  * Handling a packet in softirq spares its QP the wake-up of the worker
  * and the switch to it: with ACKs and requests both handled there,
@@ -220,10 +220,9 @@ void sxrc_wire_backlog_work(struct work_struct *work)
 /*
  * May softirq handle @skb?  SEND and WRITE requests to RC and UC QPs,
  * the packets that complete receives, whose responses are headers only;
- * and ACKs and READ responses to RC QPs, which complete sends (a READ's
- * bytes land as a WRITE's do).  The rest (READ and atomic requests,
- * atomic responses, UD, XRC) goes to the worker, as do the packets
- * softirq gives back (wire_ack.c, wire_resp.c).
+ * and ACKs to RC QPs, which complete sends.  The rest (READ and atomic
+ * requests and responses, UD, XRC) goes to the worker, as do the
+ * packets softirq gives back (wire_req.c, wire_resp.c).
  */
 static bool sxrc_wire_softirq_ok(struct sk_buff *skb)
 {
@@ -236,9 +235,7 @@ static bool sxrc_wire_softirq_ok(struct sk_buff *skb)
 	op = bth[0] & ~SXRC_TP_MASK;
 	return (tp == SXRC_TP_RC || tp == SXRC_TP_UC) &&
 	       (op <= SXRC_OP_WRITE_ONLY_IMM ||
-		(tp == SXRC_TP_RC && (op == SXRC_OP_ACK ||
-				      (op >= SXRC_OP_READ_RESP_FIRST &&
-				       op <= SXRC_OP_READ_RESP_ONLY))));
+		(tp == SXRC_TP_RC && op == SXRC_OP_ACK));
 }
 
 static void sxrc_wire_rx_work(struct work_struct *work)

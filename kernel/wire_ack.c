@@ -4,7 +4,7 @@
  * NAKs, READ and atomic responses for the WQEs in flight (wire_req.c
  * sends them), completing them in order, going back or holding the
  * queue, and the ack timeout.  Under qp->sq_mutex (sxrc_sq_lock()), or
- * qp->sq_lock for an ACK or READ response handled in softirq.
+ * qp->sq_lock for an ACK handled in softirq.
  */
 #include "wire.h"
 
@@ -182,11 +182,7 @@ static bool sxrc_wire_read_resp(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 	if (e->msg.op != SXRC_MSG_READ || !e->hwm)
 		return moved;	/* not the one awaited: dropped */
 	if (p->psn != sxrc_wire_wqe_una(e)) {
-		/* Asking again sends a request: the receive worker's. */
-		if (!in_task())
-			*later = true;
-		else
-			*reask = sxrc_wire_read_gap(e, p);
+		*reask = sxrc_wire_read_gap(e, p);
 		return moved;
 	}
 	left = e->msg.len - e->got;
@@ -207,15 +203,11 @@ static bool sxrc_wire_read_resp(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 	if (p->paylen)
 		sxrc_sgl_add_kbuf(&src, p->payload, p->paylen);
 	ret = sxrc_copy_range(&e->sgl, e->got, &src, 0, p->paylen, qp);
-	/*
-	 * Its region no longer grants the range (nothing was copied): the
-	 * WQE fails and the QP flushes, in the receive worker.
-	 */
-	if (ret == -EFAULT && in_task()) {
+	if (ret == -EFAULT) {
 		sxrc_wire_complete(qp, w, SXRC_WC_LOC_PROT_ERR);
 		return true;
 	}
-	*later = ret == -EWOULDBLOCK || ret == -EFAULT;
+	*later = ret == -EWOULDBLOCK;
 	if (ret)
 		return moved;
 	e->got += p->paylen;
@@ -254,27 +246,18 @@ static bool sxrc_wire_atomic_ack(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 	return true;
 }
 
-/*
- * What the window holds back of the WQEs in flight: nothing (0), only
- * READ and atomic requests (1: headers alone, which softirq may send,
- * as nothing of a user's memory goes into them), or SEND and WRITE
- * packets too (2).
- */
-static int sxrc_wire_held(struct sxrc_wire_qp *w)
+/* Every WQE in flight went out whole: the window holds nothing back. */
+static bool sxrc_wire_all_sent(struct sxrc_wire_qp *w)
 {
-	int held = 0;
 	u32 i;
 
 	for (i = w->head; i != w->tail; i++) {
 		struct sxrc_wire_wqe *e = sxrc_wire_slot(w, i);
 
-		if (e->sent >= sxrc_wire_req_pkts(e))
-			continue;
-		if (!sxrc_wire_has_reply(e))
-			return 2;
-		held = 1;
+		if (e->sent < sxrc_wire_req_pkts(e))
+			return false;
 	}
-	return held;
+	return true;
 }
 
 /*
@@ -290,31 +273,22 @@ static bool sxrc_wire_awaits(struct sxrc_qp *qp, struct sxrc_wire_qp *w)
 }
 
 /*
- * An ACK or a READ response packet in softirq, under qp->sq_lock: taken
- * only when all it can do is complete WQEs and land a reply's bytes in
- * pinned memory, so nothing sleeps.  Not a NAK or an RNR NAK (they fail
- * WQEs, flush, resend), nor a reply packet past a gap (asking again
- * sends), for ODP pages or a revoked region (sxrc_wire_read_resp()
- * gives those back); and only when the window it opens lets out nothing
- * but READ and atomic requests, which are sent from here (a stream of
- * READs each waits for the window).  WQEs still in the ring are left to
- * the QP's work item.
- * Returns false to leave it to the receive worker; what was done by
- * then (WQEs an implied acknowledgment completed) is done again as
- * nothing.
+ * An ACK in softirq, under qp->sq_lock: taken only when all it can do
+ * is complete WQEs, so nothing sleeps.  Not a NAK or an RNR NAK (they
+ * fail WQEs, flush, resend), and only when no packet waits for the
+ * window it opens; WQEs still in the ring are left to the QP's work
+ * item.  Returns false to leave it to the receive worker.
  */
-static bool sxrc_wire_resp_softirq(struct sxrc_qp *qp, struct sxrc_pkt *p)
+static bool sxrc_wire_ack_softirq(struct sxrc_qp *qp, struct sxrc_pkt *p)
 {
 	struct sxrc_wire_qp *w = READ_ONCE(qp->wire);
-	u8 op = p->opcode & ~SXRC_TP_MASK;
 	struct sxrc_ring *ring = qp->sq.ring;
-	bool moved = false, later = false, ok;
+	bool moved = false, ok;
 
-	if (!w || (op == SXRC_OP_ACK &&
-		   (p->syndrome & SXRC_AETH_TYPE) != SXRC_AETH_ACK))
+	if (!w || (p->syndrome & SXRC_AETH_TYPE) != SXRC_AETH_ACK)
 		return false;
 	spin_lock(&qp->sq_lock);
-	if (qp->sq_busy || w->hold || sxrc_wire_held(w) > 1) {
+	if (qp->sq_busy || w->hold || !sxrc_wire_all_sent(w)) {
 		spin_unlock(&qp->sq_lock);
 		return false;
 	}
@@ -325,25 +299,14 @@ static bool sxrc_wire_resp_softirq(struct sxrc_qp *qp, struct sxrc_pkt *p)
 	spin_unlock(&qp->lock);
 	if (!ok || sxrc_psn_diff(p->psn, sxrc_wire_sent_end(w)) >= 0)
 		goto out;
-	if (op == SXRC_OP_ACK) {
-		moved = sxrc_wire_ack_upto(qp, w, p->psn);
-	} else {
-		moved = sxrc_wire_read_resp(qp, w, p, &later, NULL);
-		if (later) {
-			spin_unlock(&qp->sq_lock);
-			return false;
-		}
-	}
+	moved = sxrc_wire_ack_upto(qp, w, p->psn);
 	if (!moved)
 		goto out;
 	qp->retry_left = qp->attr.retry_cnt;
-	if (w->head == w->tail) {
+	if (w->head == w->tail)
 		cancel_delayed_work(&w->rto);
-	} else {
+	else
 		sxrc_wire_arm(qp, w, true);
-		if (sxrc_wire_held(w))
-			sxrc_wire_push(qp, w);
-	}
 	/* WQEs the window held back in the ring: the work item goes on. */
 	if (ring && sxrc_ring_count(ring, sxrc_ring_prod(ring), qp->sq.next))
 		sxrc_qp_kick(qp);
@@ -359,8 +322,8 @@ out:
  * @qp: the QP it names (a reference)
  * @p: the packet, checked
  *
- * Called by the device's receive worker, and in softirq for ACKs and
- * READ responses to RC QPs.
+ * Called by the device's receive worker, and in softirq for ACKs to RC
+ * QPs.
  *
  * Return: false when softirq leaves the packet to the receive worker:
  * nothing of it was done.
@@ -372,7 +335,7 @@ bool sxrc_wire_response(struct sxrc_qp *qp, struct sxrc_pkt *p)
 	bool moved = false, taken = false, later = false, reask = false;
 
 	if (!in_task())
-		return sxrc_wire_resp_softirq(qp, p);
+		return sxrc_wire_ack_softirq(qp, p);
 	/* Only from the peer the QP is connected to: before any lock. */
 	spin_lock_bh(&qp->lock);
 	if (memcmp(qp->attr.ah_attr.dgid, p->sgid, sizeof(p->sgid)))

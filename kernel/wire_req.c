@@ -15,8 +15,8 @@
  * This file sends; wire_ack.c takes the responses and runs the timer.
  * All of it runs under qp->sq_mutex (sxrc_sq_lock()): the send queue
  * loop (sq.c), the device's receive worker handing in responses,
- * the retransmission timer; or, for an ACK or READ response handled in
- * softirq, under qp->sq_lock while no holder of the mutex is busy.
+ * the retransmission timer; or, for an ACK handled in softirq, under
+ * qp->sq_lock while no holder of the mutex is busy.
  */
 #include <linux/slab.h>
 
@@ -224,11 +224,7 @@ void sxrc_wire_arm(struct sxrc_qp *qp, struct sxrc_wire_qp *w,
 		queue_delayed_work(sxrc_wq, &w->rto, t);
 }
 
-/*
- * Send what the window allows of the WQEs in flight; sq_mutex held, or
- * sq_lock in softirq when only READ and atomic requests are held back
- * (wire_ack.c).
- */
+/* Send what the window allows of the WQEs in flight; sq_mutex held. */
 void sxrc_wire_push(struct sxrc_qp *qp, struct sxrc_wire_qp *w)
 {
 	u32 i, una;

@@ -274,7 +274,7 @@ TEST_F_TIMEOUT(stream, writes, WS_SECS + 60)
 {
 	size_t len = self->b.len;
 	uint8_t *src = self->a.mem, *back = self->a.mem + len;
-	long bad, soft, rx;
+	long bad;
 
 	sxrc_stream_fill(src, 0, len, 2);
 	memset(self->b.mem, 0, len);
@@ -283,18 +283,11 @@ TEST_F_TIMEOUT(stream, writes, WS_SECS + 60)
 				 7));
 	bad = sxrc_stream_check(self->b.mem, 0, len, 2);
 	ASSERT_EQ(-1, bad) TH_LOG("the peer's byte %ld differs", bad);
-	soft = ws_counter(WS_DEV_A, "wire_rx_softirq");
-	rx = ws_counter(WS_DEV_A, "wire_rx_packets");
 	ASSERT_EQ(0, ws_rdma_all(_metadata, self, IBV_WR_RDMA_READ, back, len,
 				 11));
 	bad = sxrc_stream_check(back, 0, len, 2);
 	ASSERT_EQ(-1, bad) TH_LOG("byte %ld read back differs", bad);
-	soft = ws_counter(WS_DEV_A, "wire_rx_softirq") - soft;
-	rx = ws_counter(WS_DEV_A, "wire_rx_packets") - rx;
-	TH_LOG("%zu bytes written and read back; a's softirq took %ld of the "
-	       "%ld packets a received meanwhile", len, soft, rx);
-	/* The reading softirq took READ responses itself. */
-	EXPECT_LT(0, soft);
+	TH_LOG("%zu bytes written and read back", len);
 	ws_netem_seen(_metadata, self);
 }
 
