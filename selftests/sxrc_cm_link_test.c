@@ -628,10 +628,10 @@ TEST_F_TIMEOUT(link, no_listener, 120)
  * rping between sxcl-a (client) and sxcl-c (server), pinging without
  * end (a client rejected for "no listener" while the server still runs
  * is started again: a slow guest's server may not listen yet, as CI
- * saw once after 1 s); once pings flow (within 60 s: a guest beside three others is
- * slow; a client that ended before that fails the test with both
- * programs' output), SIGKILL to the client (@kill_client) or to the
- * server.  The other side must see the connection end (the module of
+ * saw once after 1 s); once pings flow (within 60 s: a guest beside
+ * three others is slow; a client that ended before that fails the test
+ * with both programs' output), SIGKILL to the client (@kill_client) or
+ * to the server.  The other side must see the connection end (the module of
  * the killed process's host sends DREQ for its connections) and exit
  * within 30 s, and both links must be left with no QP and no CM id.
  */
