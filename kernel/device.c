@@ -5,6 +5,7 @@
  */
 #include <linux/capability.h>
 #include <linux/device.h>
+#include <linux/ethtool.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
 
@@ -13,8 +14,12 @@
 
 /* IBTA encodings used below. */
 #define SXRC_MTU_4096		5	/* IBV_MTU_4096 */
+#define SXRC_WIDTH_1X		1
 #define SXRC_WIDTH_4X		2
-#define SXRC_SPEED_EDR		32
+#define SXRC_SPEED_SDR		1	/* 2.5 Gb/s a lane */
+#define SXRC_SPEED_DDR		2	/* 5 */
+#define SXRC_SPEED_FDR10	8	/* 10 */
+#define SXRC_SPEED_EDR		32	/* 25 */
 #define SXRC_PHYS_LINKUP	5
 #define SXRC_PHYS_DISABLED	3
 #define SXRC_VL_1		1
@@ -107,6 +112,43 @@ int sxrc_device_query(struct sxrc_call *call)
 	return 0;
 }
 
+/*
+ * A link's port rate: the slowest IBTA width and speed at least as fast
+ * as its interface (a speed it does not say counts as 1 Gb/s), as
+ * ib_core rates the RoCE ports of rxe and siw.  Consumers size their
+ * protocols from the rate (UCX: its bandwidth estimate, and from it the
+ * rendezvous threshold), so a port must not claim more than its link
+ * carries.  A device without a link moves data by memcpy: 4X EDR.
+ */
+static void sxrc_port_rate(struct sxrc_dev *dev, u8 *width, u8 *speed)
+{
+	static const struct {
+		u32 mbps;
+		u8 width;
+		u8 speed;
+	} rates[] = {
+		{ SPEED_1000, SXRC_WIDTH_1X, SXRC_SPEED_SDR },
+		{ SPEED_10000, SXRC_WIDTH_1X, SXRC_SPEED_FDR10 },
+		{ SPEED_20000, SXRC_WIDTH_4X, SXRC_SPEED_DDR },
+		{ SPEED_25000, SXRC_WIDTH_1X, SXRC_SPEED_EDR },
+		{ SPEED_40000, SXRC_WIDTH_4X, SXRC_SPEED_FDR10 },
+	};
+	u32 mbps = READ_ONCE(dev->ndev_speed);
+	unsigned int i;
+
+	*width = SXRC_WIDTH_4X;
+	*speed = SXRC_SPEED_EDR;
+	if (!rcu_access_pointer(dev->ndev))
+		return;
+	for (i = 0; i < ARRAY_SIZE(rates); i++) {
+		if (mbps <= rates[i].mbps) {
+			*width = rates[i].width;
+			*speed = rates[i].speed;
+			return;
+		}
+	}
+}
+
 static int sxrc_check_port(u32 port_num)
 {
 	return port_num == 1 ? 0 : -EINVAL;
@@ -144,8 +186,7 @@ int sxrc_device_query_port(struct sxrc_call *call)
 	attr->pkey_tbl_len = SXRC_PKEY_TBL_LEN;
 	attr->max_vl_num = SXRC_VL_1;
 	attr->subnet_timeout = 18;
-	attr->active_width = SXRC_WIDTH_4X;
-	attr->active_speed = SXRC_SPEED_EDR;
+	sxrc_port_rate(dev, &attr->active_width, &attr->active_speed);
 	attr->phys_state = up ? SXRC_PHYS_LINKUP : SXRC_PHYS_DISABLED;
 	return 0;
 }

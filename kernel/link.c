@@ -16,6 +16,7 @@
  * change (IBV_EVENT_GID_CHANGE).
  */
 #include <linux/etherdevice.h>
+#include <linux/ethtool.h>
 #include <linux/if_arp.h>
 #include <linux/inetdevice.h>
 #include <linux/module.h>
@@ -52,6 +53,18 @@ static u32 sxrc_link_mtu(unsigned int ndev_mtu)
 	return mtu;
 }
 
+/* The interface's speed in Mb/s, 0 when it does not say; RTNL held. */
+static u32 sxrc_link_speed(struct net_device *ndev)
+{
+	struct ethtool_link_ksettings ks;
+
+	ASSERT_RTNL();
+	if (__ethtool_get_link_ksettings(ndev, &ks) ||
+	    ks.base.speed == (u32)SPEED_UNKNOWN)
+		return 0;
+	return ks.base.speed;
+}
+
 static u32 sxrc_link_port_state(struct net_device *ndev)
 {
 	return netif_running(ndev) && netif_carrier_ok(ndev) ?
@@ -80,6 +93,7 @@ void sxrc_link_init(struct sxrc_dev *dev, struct net_device *ndev)
 	/* The node GUID is the interface's EUI-64, as rxe's. */
 	addrconf_addr_eui48((u8 *)&dev->node_guid, ndev->dev_addr);
 	dev->ndev_mtu = sxrc_link_mtu(ndev->mtu);
+	dev->ndev_speed = sxrc_link_speed(ndev);
 	dev->port_state = sxrc_link_port_state(ndev);
 	dev->ngids = sxrc_link_gids(dev, dev->gids);
 }
@@ -375,6 +389,9 @@ static int sxrc_netdev_event(struct notifier_block *nb, unsigned long event,
 			WRITE_ONCE(dev->ndev_mtu, sxrc_link_mtu(ndev->mtu));
 		else
 			sxrc_link_set_state(dev, ndev);
+		/* A carrier that came back may have come at another speed. */
+		if (event == NETDEV_UP || event == NETDEV_CHANGE)
+			WRITE_ONCE(dev->ndev_speed, sxrc_link_speed(ndev));
 	}
 	sxrc_devs_unlock();
 	return NOTIFY_DONE;

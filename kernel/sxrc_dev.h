@@ -203,6 +203,9 @@ struct sxrc_sqpoll {
  * @ndev_tracker: the reference's tracker
  * @ndev_mtu: a link's path MTU, an IBV_MTU_* value from its MTU; RTNL
  *	writes, readers READ_ONCE()
+ * @ndev_speed: a link's interface speed in Mb/s as ethtool reports it
+ *	(0: unknown), which the port's rate follows; RTNL writes, readers
+ *	READ_ONCE()
  * @gids: a link's GID table as its users last heard of it (a GID_CHANGE
  *	event when it changes, link.c); under sxrc_devs_mutex
  * @ngids: entries of @gids
@@ -259,6 +262,7 @@ struct sxrc_dev {
 	struct net_device __rcu *ndev;
 	netdevice_tracker ndev_tracker;
 	u32 ndev_mtu;
+	u32 ndev_speed;
 	u8 gids[SXRC_LINK_GID_TBL_LEN][16];
 	u32 ngids;
 	struct sxrc_sqpoll sqpoll;

@@ -305,6 +305,9 @@ TEST_F(ctx, query_port_gid_pkey)
 			       &pa, sizeof(pa)));
 	EXPECT_NE(0, pa.lid);
 	EXPECT_EQ(SXRC_LINK_LAYER_INFINIBAND, pa.link_layer);
+	/* Without a link, memcpy's rate: 4X (2) EDR (32). */
+	EXPECT_EQ(2, pa.active_width);
+	EXPECT_EQ(32, pa.active_speed);
 	EXPECT_LE(1, pa.gid_tbl_len);
 	EXPECT_LE(1, pa.pkey_tbl_len);
 

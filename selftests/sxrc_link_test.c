@@ -178,6 +178,12 @@ TEST_F_TIMEOUT(link, port_and_gids, 300)
 	EXPECT_EQ(16, pa.gid_tbl_len);
 	/* 1500 bytes less RoCEv2's headers hold 1024-byte packets. */
 	EXPECT_EQ(IBV_MTU_1024, pa.active_mtu);
+	/*
+	 * The rate is the interface's, veth's 10 Gb/s, as rxe's port shows
+	 * it: one lane (IB_WIDTH_1X) of FDR10 (IB_SPEED_FDR10).
+	 */
+	EXPECT_EQ(1, pa.active_width);
+	EXPECT_EQ(8, pa.active_speed);
 
 	/* GID 0: fe80:: and the interface's EUI-64. */
 	ASSERT_EQ(0, ibv_query_gid_ex(self->ctx, 1, 0, &e, 0));
