@@ -20,7 +20,7 @@
 #   make check-full      make check and the MPI, fabric and host-device
 #                        tests, MPICH ch4:ofi built once (cached), and
 #                        softxrc against softxrc across two guests (CI)
-#   make check-debug     the suite + 10^5-call fuzz + 100-round soak +
+#   make check-debug     the suite + 10^5-call fuzz + 60-round soak +
 #                        fault injection on a KASAN/lockdep/kmemleak kernel
 #                        built (once, cached) from linux-source-6.1 (CI)
 #   make check-wire      two guests, Debian's programs across the link
