@@ -113,14 +113,14 @@ int sxrc_device_query(struct sxrc_call *call)
 }
 
 /*
- * A link's port rate: the slowest IBTA width and speed at least as fast
- * as its interface (a speed it does not say counts as 1 Gb/s), as
- * ib_core rates the RoCE ports of rxe and siw.  Consumers size their
- * protocols from the rate (UCX: its bandwidth estimate, and from it the
- * rendezvous threshold), so a port must not claim more than its link
- * carries.  A device without a link moves data by memcpy: 4X EDR.
+ * A link's port rate from its interface's speed in Mb/s: the slowest
+ * IBTA width and speed at least as fast (a speed the interface does not
+ * say counts as 1 Gb/s), as ib_core rates the RoCE ports of rxe and siw.
+ * Consumers size their protocols from the rate (UCX: its bandwidth
+ * estimate, and from it the rendezvous threshold), so a port must not
+ * claim more than its link carries.
  */
-static void sxrc_port_rate(struct sxrc_dev *dev, u8 *width, u8 *speed)
+static void sxrc_link_rate(u32 mbps, u8 *width, u8 *speed)
 {
 	static const struct {
 		u32 mbps;
@@ -133,13 +133,8 @@ static void sxrc_port_rate(struct sxrc_dev *dev, u8 *width, u8 *speed)
 		{ SPEED_25000, SXRC_WIDTH_1X, SXRC_SPEED_EDR },
 		{ SPEED_40000, SXRC_WIDTH_4X, SXRC_SPEED_FDR10 },
 	};
-	u32 mbps = READ_ONCE(dev->ndev_speed);
 	unsigned int i;
 
-	*width = SXRC_WIDTH_4X;
-	*speed = SXRC_SPEED_EDR;
-	if (!rcu_access_pointer(dev->ndev))
-		return;
 	for (i = 0; i < ARRAY_SIZE(rates); i++) {
 		if (mbps <= rates[i].mbps) {
 			*width = rates[i].width;
@@ -147,6 +142,8 @@ static void sxrc_port_rate(struct sxrc_dev *dev, u8 *width, u8 *speed)
 			return;
 		}
 	}
+	*width = SXRC_WIDTH_4X;
+	*speed = SXRC_SPEED_EDR;
 }
 
 static int sxrc_check_port(u32 port_num)
@@ -172,6 +169,9 @@ int sxrc_device_query_port(struct sxrc_call *call)
 	attr->lid = sxrc_port_lid(dev);
 	attr->sm_lid = sxrc_port_lid(dev);
 	attr->link_layer = SXRC_LINK_LAYER_INFINIBAND;
+	/* Without a link, data moves by memcpy: 4X EDR. */
+	attr->active_width = SXRC_WIDTH_4X;
+	attr->active_speed = SXRC_SPEED_EDR;
 	if (rcu_access_pointer(dev->ndev)) {
 		/* A link: RoCE, as rxe's port shows itself. */
 		attr->active_mtu = READ_ONCE(dev->ndev_mtu);
@@ -179,6 +179,8 @@ int sxrc_device_query_port(struct sxrc_call *call)
 		attr->lid = 0;
 		attr->sm_lid = 0;
 		attr->link_layer = SXRC_LINK_LAYER_ETHERNET;
+		sxrc_link_rate(READ_ONCE(dev->ndev_speed), &attr->active_width,
+			       &attr->active_speed);
 	}
 	/* rdma_cm connects through the library; NodeInfo has the image GUID. */
 	attr->port_cap_flags = SXRC_PORT_CM_SUP | SXRC_PORT_SYS_IMAGE_GUID_SUP;
@@ -186,7 +188,6 @@ int sxrc_device_query_port(struct sxrc_call *call)
 	attr->pkey_tbl_len = SXRC_PKEY_TBL_LEN;
 	attr->max_vl_num = SXRC_VL_1;
 	attr->subnet_timeout = 18;
-	sxrc_port_rate(dev, &attr->active_width, &attr->active_speed);
 	attr->phys_state = up ? SXRC_PHYS_LINKUP : SXRC_PHYS_DISABLED;
 	return 0;
 }
