@@ -568,6 +568,94 @@ TEST_F(dp, threads_share_qp_and_cq)
 	EXPECT_EQ(0, count_wcs(self->cqa, 0));
 }
 
+#define RESIZE_WRS	1200
+
+struct resize_poller {
+	struct ibv_cq *cq;
+	_Atomic int *seen;	/* completions per wr_id */
+	_Atomic int *total;
+	_Atomic int *bad;
+};
+
+static void *resize_poller_thread(void *p)
+{
+	struct resize_poller *t = p;
+	double end = sxrc_now_ms() + 20000;
+	struct ibv_wc wc[8];
+	int n, i;
+
+	while (*t->total < RESIZE_WRS && !*t->bad && sxrc_now_ms() < end) {
+		n = ibv_poll_cq(t->cq, 8, wc);
+		if (n < 0)
+			(*t->bad)++;
+		for (i = 0; i < n; i++) {
+			if (wc[i].status || wc[i].wr_id >= RESIZE_WRS)
+				(*t->bad)++;
+			else
+				t->seen[wc[i].wr_id]++;
+			(*t->total)++;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Two threads poll a CQ while a third posts to it and resizes it, back
+ * and forth: the pollers never read a ring that went away, and every
+ * completion is taken once (the library's CQ lock).
+ */
+TEST_F(dp, pollers_race_resize)
+{
+	static const int sizes[] = { 128, 512, 256, 1024 };
+	_Atomic int seen[RESIZE_WRS] = { 0 }, total = 0, bad = 0;
+	struct resize_poller t = {
+		.cq = self->cqa, .seen = seen, .total = &total, .bad = &bad,
+	};
+	struct ibv_sge s = sge_at(self, SRC, 8);
+	double end = sxrc_now_ms() + 20000;
+	int i, ret, resized = 0;
+	pthread_t th[2];
+
+	self->a = create_qp(self, self->cqa, IBV_QPT_RC, 1);
+	ASSERT_NE(NULL, self->a);
+	self->b = create_qp(self, self->cqb, IBV_QPT_RC, 1);
+	ASSERT_NE(NULL, self->b);
+	ASSERT_EQ(0, connect_qp(self->a, self->b->qp_num, &rc_conn));
+	ASSERT_EQ(0, connect_qp(self->b, self->a->qp_num, &rc_conn));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, resize_poller_thread,
+					    &t));
+	for (i = 0; i < RESIZE_WRS; i++) {
+		struct ibv_send_wr wr = mk_wr(i, IBV_WR_RDMA_WRITE, &s, 0);
+
+		wr.wr.rdma.remote_addr = addr_at(self, DST);
+		wr.wr.rdma.rkey = self->mr->rkey;
+		/*
+		 * At most 64 completions unpolled, half the smallest size:
+		 * the CQ never overruns, whatever it is resized to.
+		 */
+		while (i - total >= 64 && !bad && sxrc_now_ms() < end)
+			sched_yield();
+		while ((ret = post_wr(self->a, &wr)) == ENOMEM)
+			sched_yield();
+		if (ret)
+			bad++;
+		if (i % 25 == 24) {
+			ret = ibv_resize_cq(self->cqa, sizes[resized % 4]);
+			EXPECT_EQ(0, ret) TH_LOG("resize %d", resized);
+			resized++;
+		}
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(RESIZE_WRS, total);
+	for (i = 0; i < RESIZE_WRS; i++)
+		EXPECT_EQ(1, seen[i]) TH_LOG("wr_id %d", i);
+	EXPECT_EQ(RESIZE_WRS / 25, resized);
+	EXPECT_EQ(0, count_wcs(self->cqa, 0));
+}
+
 /* Send, RDMA write and read a pattern through the pair; 0 if all came. */
 static int ping(FIXTURE_DATA(dp) *self, unsigned int seed)
 {

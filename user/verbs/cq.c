@@ -96,13 +96,13 @@ SXU_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 static inline void sxu_cq_lock(struct sxu_cq *cq)
 {
 	if (!cq->no_lock)
-		pthread_spin_lock(&cq->lock);
+		sxu_spin_lock(&cq->lock);
 }
 
 static inline void sxu_cq_unlock(struct sxu_cq *cq)
 {
 	if (!cq->no_lock)
-		pthread_spin_unlock(&cq->lock);
+		sxu_spin_unlock(&cq->lock);
 }
 
 /* @pdom: the parent domain the CQ is created on, held; or NULL. */
@@ -149,7 +149,7 @@ static struct sxu_cq *sxu_cq_new(struct ibv_context *context, int cqe,
 	if (ret)
 		goto err_destroy;
 
-	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	sxu_spin_init(&cq->lock);
 	pthread_mutex_init(&cq->ibcq.mutex, NULL);
 	pthread_cond_init(&cq->ibcq.cond, NULL);
 	cq->ibcq.context = context;
@@ -216,7 +216,6 @@ SXU_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 		pthread_mutex_unlock(&context->mutex);
 	}
 	sxu_uring_unmap(context, &cq->ring);
-	pthread_spin_destroy(&cq->lock);
 	pthread_mutex_destroy(&ibcq->mutex);
 	pthread_cond_destroy(&ibcq->cond);
 	/* The domain may go once released: free through it first. */
@@ -288,17 +287,21 @@ int sxu_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 
 	sxu_cq_lock(cq);
 	prod = sxu_uring_prod(&cq->ring);
+	/* Empty, what a polling loop finds most: straight through. */
+	if (prod == cq->cons) {
+		/* Overrun: IBV_EVENT_CQ_ERR was raised; nothing is left. */
+		if (sxu_uring_flags(&cq->ring) & SXRC_RING_ERROR)
+			n = -1;
+		sxu_cq_unlock(cq);
+		return n;
+	}
 	while (n < ne && cq->cons != prod) {
 		sxu_fill_wc(&wc[n++], sxu_uring_slot(&cq->ring, cq->cons));
 		cq->cons++;
 	}
-	if (n) {
-		/* The slots are read: the kernel may reuse them. */
+	/* The slots are read: the kernel may reuse them. */
+	if (n)
 		sxu_uring_publish_cons(&cq->ring, cq->cons);
-	} else if (sxu_uring_flags(&cq->ring) & SXRC_RING_ERROR) {
-		/* Overrun: IBV_EVENT_CQ_ERR was raised; nothing is left. */
-		n = -1;
-	}
 	sxu_cq_unlock(cq);
 	return n;
 }

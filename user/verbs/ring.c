@@ -111,7 +111,7 @@ int sxu_uwq_init(struct ibv_context *context, struct sxu_uwq *wq,
 	int ret;
 
 	memset(wq, 0, sizeof(*wq));
-	pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+	sxu_spin_init(&wq->lock);
 	wq->max_sge = max_sge;
 	wq->max_inline = max_inline;
 	if (!info->mmap_size)
@@ -129,7 +129,6 @@ int sxu_uwq_init(struct ibv_context *context, struct sxu_uwq *wq,
 void sxu_uwq_fini(struct ibv_context *context, struct sxu_uwq *wq)
 {
 	sxu_uring_unmap(context, &wq->ring);
-	pthread_spin_destroy(&wq->lock);
 }
 
 /* Post receive WQEs into an RQ or SRQ ring; returns 0 or an errno. */

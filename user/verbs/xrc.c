@@ -99,8 +99,8 @@ struct ibv_qp *sxu_open_qp(struct ibv_context *context,
 		errno = ret;
 		return NULL;
 	}
-	pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
-	pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	sxu_spin_init(&qp->sq.lock);
+	sxu_spin_init(&qp->rq.lock);
 	qp->ibqp.context = context;
 	qp->ibqp.qp_context = attr->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT ?
 			      attr->qp_context : NULL;
